@@ -135,9 +135,10 @@ def lesson(lang: str, lesson_id: str) -> dict[str, str]:
 def fill(template: str, **values: object) -> str:
     """Replace `{name}` with `values[name]`, only for the names given; all other braces stay.
 
-    LaTeX groups are left alone even when their content is a given name: a brace right after a
-    command (`\\frac{a}`), after `_` or `^` (`d_{model}`) or after another group (`{a}{b}`) is
-    part of a formula. Values are inserted with str(); format numbers before passing them.
+    LaTeX groups are left alone even when their content is a given name: a brace glued to a
+    command or word (`\\frac{a}`), to `_` or `^` (`d_{model}`) or to another group (`{a}{b}`,
+    `[3]{x}`) is part of a formula, so a placeholder needs a space, punctuation or `$` before
+    it. Values are inserted with str(); format numbers before passing them.
 
     Example: fill("$d = {d_model}$, $\\frac{a}{b}$", d_model="576") -> "$d = 576$, $\\frac{a}{b}$"
     Example: fill("{n_heads} heads, {unknown}", n_heads="9") -> "9 heads, {unknown}"

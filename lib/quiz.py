@@ -109,7 +109,8 @@ def _question(raw: object, lesson_id: str, lang: str, where: str) -> Question:
     numbers = {"answer": answer, "tolerance": raw.get("tolerance", 0),
                "rel_tolerance": raw.get("rel_tolerance", 0)}
     for field, value in numbers.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not is_number or not math.isfinite(value):
             raise ValueError(f"{where}: {field} must be a number")
     if numbers["tolerance"] < 0 or numbers["rel_tolerance"] < 0:
         raise ValueError(f"{where}: tolerances cannot be negative")
@@ -199,7 +200,8 @@ def parse_number(text: str) -> float:
     three digits that do not start with 0, as in "1.000" or "128,000". We read it as a thousands
     separator, in both languages: the answers in this course are counts (bytes, parameters,
     tokens), where grouping is common and three decimals are rare. So "1.000" -> 1000.0 and
-    "1,000" -> 1000.0, while "0.125" -> 0.125 and "1.25" -> 1.25. To mean 1.5 write "1.5", not "1.500".
+    "1,000" -> 1000.0, while "0.125" -> 0.125 and "1.25" -> 1.25. To mean 1.5, write "1.5",
+    not "1.500".
 
     Raises ValueError for empty text, text that does not start with a number, a digit after the
     unit ("12 ab 3") or malformed groups ("1,23,4").
@@ -323,7 +325,7 @@ def course_progress(results: Mapping[str, Mapping[str, bool]],
 def question_key(q: Question) -> str:
     """The identity of a question across lessons, used by the final quiz: "<lesson>:<id>".
 
-    Example: question_key(load_bank("en", "numbers")[0]) -> "numbers:d_head_70b"
+    Example: question_key(load_bank("en", "numbers")[0]) -> "numbers:d_model_from_heads"
     """
     return f"{q.lesson}:{q.id}"
 
