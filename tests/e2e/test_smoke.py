@@ -1,0 +1,73 @@
+"""The real app opens in a real browser, with no internet, and shows no exception."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lib import bertviz_view
+from tests.e2e.conftest import REPO, link_static, save_screenshot, serve, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+APP_NAME_WORD = "Transformer"  # in the title in every language
+
+
+@pytest.mark.parametrize("lang", ["en", "it"])
+def test_app_opens_without_errors(page, app_url, lang):
+    page.goto(f"{app_url}/?lang={lang}")
+    wait_for_app(page)
+    heading = page.locator("h1").first
+    heading.wait_for()
+    assert heading.inner_text().strip()
+    assert APP_NAME_WORD in page.title()
+    assert page.locator('[data-testid="stException"]').count() == 0
+    if lang == "en" and os.environ.get("UPDATE_SCREENSHOT") == "1":
+        save_screenshot(page)
+
+
+BERTVIZ_APP = '''
+import numpy as np
+import streamlit as st
+
+from lib.bertviz_view import head_view_html
+
+TOKENS = ["Il", " gatto", " </script>", " 🙂", " dorme"]
+rng = np.random.default_rng(0)
+attn = rng.random((3, 4, len(TOKENS), len(TOKENS))).astype(np.float32)
+attn /= attn.sum(-1, keepdims=True)
+view = head_view_html(attn, TOKENS, layers=[0, 2])
+st.title("bertviz offline")
+st.write("vendored" if view.offline else "cdn")
+st.iframe(view.html, height=420)
+'''
+
+
+def test_bertviz_renders_from_vendored_js(page, tmp_path):
+    """The offline path end to end: require.js, d3 and jQuery come from /app/static."""
+    if not bertviz_view.vendored():
+        reason = "static/vendor is empty: run scripts/vendor_js.sh (needs npm)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    app = tmp_path / "bertviz_app.py"
+    app.write_text(textwrap.dedent(BERTVIZ_APP))
+    link_static(tmp_path)  # static files are served from next to the script
+    loaded: list[str] = []
+    page.on("requestfinished", lambda r: loaded.append(r.url))
+    with serve(app) as url:
+        page.goto(url)
+        wait_for_app(page, "vendored")
+        frame = page.frame_locator('iframe[title="st.iframe"]')
+        # bertviz draws every token twice (left and right column) as SVG text.
+        frame.locator("svg text", has_text="gatto").first.wait_for(timeout=30_000)
+        texts = frame.locator("svg text").all_text_contents()  # SVG has no innerText
+        assert texts.count(" </script>") == 2 and texts.count(" 🙂") == 2
+        assert frame.locator("#layer option").all_inner_texts() == ["0", "2"]
+        assert page.locator('[data-testid="stException"]').count() == 0
+    vendor = [u.split("/app/static/vendor/")[1] for u in loaded if "/app/static/vendor/" in u]
+    assert sorted(vendor) == ["d3.min.js", "jquery.min.js", "require.js"]
+    assert all(u.startswith(url) for u in loaded if "/app/static/vendor/" in u)
