@@ -143,15 +143,17 @@ def _as_bertviz(attn: np.ndarray, chosen: list[int]) -> list:
     """bertviz wants one torch tensor [1, H, T, T] per layer, indexed by layer.
 
     Chosen layers are rounded in float64, so that JSON prints 0.1235 rather than
-    the float32 value 0.12349999696016312. The other layers are zero-copy views
-    that bertviz skips (it only indexes the layers in include_layers).
+    the float32 value 0.12349999696016312. The others are empty [1, H, 0, 0]
+    stand-ins: bertviz only indexes the layers in include_layers, and reads the
+    head count from the first entry.
     """
     import torch
 
+    n_heads = attn.shape[1]
     return [
-        torch.from_numpy(np.round(attn[layer].astype(np.float64), _DECIMALS)[None])
+        torch.from_numpy(np.round(attn[layer].astype(np.float64), _DECIMALS)[None])  # [1, H, T, T]
         if layer in chosen
-        else torch.from_numpy(np.ascontiguousarray(attn[layer])[None])
+        else torch.empty((1, n_heads, 0, 0))
         for layer in range(attn.shape[0])
     ]
 

@@ -135,6 +135,16 @@ def test_tokens_cannot_break_out_of_the_script(request, vendor):
     assert data["right_text"] == TRICKY
 
 
+@pytest.mark.filterwarnings("error::UserWarning")
+def test_read_only_capture_arrays_are_fine(fake_vendor):
+    # Captures are frozen: their arrays may be read-only (torch warns on those).
+    attn = random_attention(3, 2, 3)
+    attn.flags.writeable = False
+    for layers in (None, [1]):
+        assert head_view_html(attn, list("abc"), layers=layers).offline
+        assert model_view_html(attn, list("abc"), layers=layers).offline
+
+
 def test_prettify_turns_bpe_space_markers_into_spaces(fake_vendor):
     view = head_view_html(random_attention(1, 1, 2), ["Ġciao", "▁mondo"])
     assert embedded_params(view.html)["attention"][0]["left_text"] == [" ciao", " mondo"]
