@@ -3,7 +3,8 @@
 Fixtures
 - `app_url` (session): starts `streamlit run app.py` from the repo root on a free
   port (so the repo's .streamlit/config.toml applies), waits for /_stcore/health,
-  yields "http://127.0.0.1:<port>", stops the server at the end.
+  yields "http://127.0.0.1:<port>", stops the server at the end. E2E_APP=path
+  serves another script instead (to try the harness on a small app).
 - `browser` (session): Chromium from /usr/bin/chromium, headless. Missing: skip,
   or fail when CI=true (browser tests must run on CI).
 - `page`: a fresh context and page. Every request to a host other than
