@@ -64,3 +64,37 @@ def count_params(config: dict[str, Any]) -> int:
         mlp += 2 * F + D
     norms = (4 if mt == "gemma3_text" else 2) * D
     return embed + L * (attn + mlp + norms) + D + head
+
+
+def param_breakdown(config: dict[str, Any]) -> dict[str, int]:
+    """Where the parameters live: embeddings, positions, attention, MLP, norms, LM head.
+
+    The parts add up to `count_params(config)`.
+    Example: param_breakdown(gpt2_small)["embeddings"] -> 38,597,376 (50257 x 768)
+    """
+    mt = config.get("model_type")
+    total = count_params(config)
+    V, D, L, H, Hkv, Dh, F = _dims(config)
+    tied = config.get("tie_word_embeddings", _TIED_DEFAULT.get(mt, False))
+    parts = {"embeddings": V * D, "positions": 0, "lm_head": 0 if tied else V * D}
+    if mt == "gpt2":
+        parts["positions"] = config.get("n_positions", config.get("max_position_embeddings", 1024)) * D
+        parts["attention"] = L * (D * 3 * D + 3 * D + D * D + D)
+        parts["mlp"] = L * (D * F + F + F * D + D)
+    else:
+        parts["attention"] = L * (D * H * Dh + 2 * D * Hkv * Dh + H * Dh * D)
+        parts["mlp"] = L * 3 * D * F
+    # Norm gains, biases and QK-norms: whatever the big matrices leave.
+    parts["norms"] = total - sum(parts.values())
+    return parts
+
+
+def kv_cache_bytes(config: dict[str, Any], tokens: int, batch: int = 1, dtype_bytes: int = 2) -> int:
+    """Bytes of the key/value cache: 2 (K and V) x layers x KV heads x head_dim x bytes, per token.
+
+    Honours `num_key_value_heads` (GQA) and an explicit `head_dim`. Sliding-window layers and
+    MLA's compressed latent are the KV-cache lesson's extension of this function.
+    Example: Llama-3 8B (32 layers, 8 KV heads, head_dim 128), 8192 tokens -> 1,073,741,824
+    """
+    _, _, L, _, Hkv, Dh, _ = _dims(config)
+    return 2 * L * Hkv * Dh * dtype_bytes * tokens * batch

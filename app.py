@@ -1,0 +1,17 @@
+"""Inside the Transformer / Dentro il Transformer: the entry point.
+
+Language, page config, the shared sidebar, the model, and st.navigation over the lesson pages.
+"""
+
+import streamlit as st
+
+from ui import core, nav, sidebar
+
+core.lang()
+# An emoji icon: a :material/...: one makes the browser fetch a font from the internet.
+st.set_page_config(page_title=core.t("app.title"), page_icon="🧠", layout="wide")
+page = nav.navigation()
+sidebar.render()
+if core.ensure_model() is None:
+    st.stop()
+page.run()

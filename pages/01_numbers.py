@@ -1,0 +1,69 @@
+"""Lesson 1: the model's numbers (layers, heads, d_head, d_model) on the live model."""
+
+import streamlit as st
+
+from lib.arithmetic import param_breakdown
+from lib.bertviz_view import head_view_html
+from ui import core, figures, lesson, nav, quiz_widget
+from ui.core import num, t
+from ui.numbers_view import live_table, reference_table
+
+BERTVIZ_MAX_TOKENS = 40  # bertviz's page grows with T²; the attention lesson shows more
+
+text = lesson.sections("numbers")
+lm = core.model()
+info = lm.info
+
+st.title(t("lesson.numbers.title"))
+lesson.show(text, "intro")
+lesson.show(text, "relation")
+
+st.header(t("numbers.live.header"))
+lesson.show(text, "live", model_name=core.display_name(info.name), n_layers=num(info.n_layers),
+            n_heads=num(info.n_heads), n_kv_heads=num(info.n_kv_heads), d_head=num(info.d_head),
+            d_model=num(info.d_model), d_mlp=num(info.d_mlp), vocab_size=num(info.vocab_size),
+            context=num(info.context_length or 0), n_params=num(info.n_params), group_size=num(info.group_size))
+left, right = st.columns([2, 3])
+left.dataframe(live_table(info), hide_index=True, width="stretch", key="numbers.table")
+if info.d_model != info.n_heads * info.d_head:
+    left.info(t("numbers.check_differs"))
+with right:
+    lesson.show(text, "params")
+    if info.n_params == info.n_params_formula:
+        st.success(t("numbers.params_equal", n=num(info.n_params)))
+    else:
+        st.warning(t("numbers.params_differ", weights=num(info.n_params), formula=num(info.n_params_formula)))
+    parts = param_breakdown(lm.config)
+    names = {k: t(f"params.{k}") for k in parts}
+    st.plotly_chart(figures.params_figure(parts, names, t("params.title")), key="numbers.params_chart")
+
+st.header(t("numbers.reference.header"))
+lesson.show(text, "reference")
+st.dataframe(reference_table(core.display_name(info.name), lm.config), hide_index=True, key="numbers.ref_table")
+st.caption(t("numbers.reference.caption"))
+
+st.header(t("numbers.stack.header"))
+lesson.show(text, "stack")
+labels = {"x": t("stack.x"), "y": t("stack.y"), "hover": t("stack.hover"),
+          "title": t("stack.title", layers=num(info.n_layers), heads=num(info.n_heads), kv=num(info.n_kv_heads))}
+st.plotly_chart(figures.stack_figure(info.n_layers, info.n_heads, info.n_kv_heads, labels), key="numbers.stack_chart")
+lesson.show(text, "why_heads")
+lesson.show(text, "depth")
+
+st.header(t("numbers.glimpse.header"))
+lesson.show(text, "glimpse")
+cap = core.capture()
+if cap is not None:
+    layer = st.slider(t("numbers.layer"), 0, info.n_layers - 1, value=min(info.n_layers // 2, info.n_layers - 1),
+                      key="numbers.layer")
+    n = min(cap.n_tokens, BERTVIZ_MAX_TOKENS)
+    if cap.n_tokens > n:
+        st.caption(t("numbers.bertviz_cut", n=num(n), total=num(cap.n_tokens)))
+    view = head_view_html(cap.attn[:, :, :n, :n], list(cap.tokens[:n]), layers=[layer])
+    if not view.offline:
+        st.warning(t("bertviz.cdn"))
+    st.iframe(view.html, height=max(360, 22 * n + 140))
+
+quiz_widget.render_quiz("numbers")
+lesson.show(text, "next")
+nav.footer("numbers")

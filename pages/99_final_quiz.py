@@ -1,0 +1,55 @@
+"""The final quiz: questions drawn from every lesson's bank, a score, and a review of mistakes."""
+
+import random
+
+import streamlit as st
+
+from lib.quiz import draw_final, grade, load_bank, mistakes, question_key
+from ui import core, nav, quiz_widget
+from ui.core import num, t
+
+PER_LESSON = 6
+
+
+def new_quiz() -> None:
+    for key in [k for k in st.session_state if str(k).startswith("final.")]:
+        del st.session_state[key]
+    st.session_state["final.seed"] = random.randrange(1_000_000)
+
+
+banks = {x.id: load_bank(core.lang(), x.id) for x in nav.LESSONS}
+seed = st.session_state.setdefault("final.seed", random.randrange(1_000_000))
+questions = draw_final(banks, PER_LESSON, seed)
+answers: dict = st.session_state.setdefault("final.answers", {})
+
+st.title(t("final.title"))
+st.markdown(t("final.intro", n=num(len(questions)), lessons=num(len(banks))))
+for q in questions:
+    key = f"final.{question_key(q)}"
+    st.caption(t(f"lesson.{q.lesson}.title"))
+    submitted, response = quiz_widget.ask(q, key)
+    if submitted:
+        g = quiz_widget.verdict(q, response, key)
+        if g is not None:
+            answers.setdefault(question_key(q), g.correct)  # the first answer counts
+    quiz_widget.show(key)
+
+correct = sum(answers.values())
+st.divider()
+st.metric(t("final.score"), f"{num(correct)}/{num(len(questions))}",
+          help=t("quiz.score_help", answered=num(len(answers))))
+if len(answers) == len(questions):
+    wrong = mistakes(answers, questions)
+    st.success(t("final.done", correct=num(correct), total=num(len(questions))))
+    if wrong:
+        st.subheader(t("final.review"))
+        for q in wrong:
+            expected = grade(q, q.answer if q.kind == "numeric" else int(q.answer)).expected
+            with st.expander(q.prompt):
+                st.markdown(t("final.expected", expected=expected))
+                st.markdown(q.explanation)
+    else:
+        st.balloons()
+else:
+    st.info(t("final.remaining", n=num(len(questions) - len(answers))))
+st.button(t("final.new"), key="final_new_quiz", on_click=new_quiz)

@@ -1,0 +1,115 @@
+"""Language, labels, the current model and the learner's text, for every page.
+
+Session keys are namespaced: `app.*` for the shell, `quiz.*` for the quiz, `<lesson>.*` for a
+lesson's widgets. Only UI choices live in session state; models and captures live in ui.cache.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from lib import i18n
+from lib.capture import DEFAULT_MAX_TOKENS, Capture
+from lib.models import DEFAULT_MODEL, LoadedModel, ModelLoadError, convert_gguf, converted_dir
+from lib.quiz import format_number
+from ui.cache import get_capture, get_model
+
+MAX_CHARS = 50_000  # the text box accepts this much; the capture cuts at DEFAULT_MAX_TOKENS tokens
+
+
+def lang() -> str:
+    """The course language: session state, else `?lang=`, else the browser's locale."""
+    if "app.lang" not in st.session_state:
+        st.session_state["app.lang"] = i18n.choose_language(st.query_params.get("lang"), st.context.locale)
+    return st.session_state["app.lang"]
+
+
+def t(key: str, **values) -> str:
+    """The label `key` in the current language, with `{name}` placeholders filled."""
+    labels = i18n.ui(lang())
+    text = labels.get(key, key)
+    return i18n.fill(text, **{k: v for k, v in values.items()}) if values else text
+
+
+def num(value: float, digits: int | None = None) -> str:
+    """A number written the way the current language writes it (6,4 in Italian, 6.4 in English)."""
+    if digits is not None:
+        value = round(value, digits)
+    return format_number(value, lang())
+
+
+def big(n: float) -> str:
+    """A count with a unit word: 134.5 M, 8.03 B (mld in Italian)."""
+    if n >= 1e9:
+        return f"{num(n / 1e9, 2)} {t('unit.billion')}"
+    if n >= 1e6:
+        return f"{num(n / 1e6, 1)} {t('unit.million')}"
+    return num(n)
+
+
+def model_name() -> str:
+    return st.session_state.setdefault("app.model", DEFAULT_MODEL)
+
+
+def display_name(name: str) -> str:
+    return t("model.embedded_name") if name == DEFAULT_MODEL else name
+
+
+def _load_with_progress(name: str) -> LoadedModel:
+    """get_model, after converting the embedded GGUF with a progress bar the first time."""
+    if name == DEFAULT_MODEL and not (converted_dir() / "config.json").exists():
+        box = st.empty()
+        try:
+            convert_gguf(lambda fraction, stage: box.progress(min(max(fraction, 0.0), 1.0), text=t(stage)))
+        finally:
+            box.empty()
+    with st.spinner(t("load.loading" if name == DEFAULT_MODEL else "load.weights")):
+        return get_model(name)
+
+
+def ensure_model() -> LoadedModel | None:
+    """Load the requested model (if the learner asked for one), else the current one.
+
+    A model that fails to load leaves the current one in place, with a message saying why.
+    """
+    pending = st.session_state.pop("app.model_pending", None)
+    if pending is not None and pending.strip() != model_name():
+        try:
+            _load_with_progress(pending.strip() if pending != DEFAULT_MODEL else pending)
+            st.session_state["app.model"] = pending.strip() if pending != DEFAULT_MODEL else pending
+            st.toast(t("model.loaded", name=display_name(model_name())))
+        except ModelLoadError as e:
+            st.session_state["app.model_error"] = (e.code, pending, e.values)
+        except Exception:  # a hub model whose code or weights break in an unforeseen way
+            st.session_state["app.model_error"] = ("failed", pending, {})
+    error = st.session_state.pop("app.model_error", None)
+    if error:
+        code, name, values = error
+        st.error(t(f"model.error.{code}", name=name, **{k: str(v) for k, v in values.items()}))
+    try:
+        return _load_with_progress(model_name())
+    except ModelLoadError as e:
+        st.error(t(f"model.error.{e.code}", name=display_name(model_name())))
+        if model_name() != DEFAULT_MODEL:
+            st.session_state["app.model"] = DEFAULT_MODEL
+        return None
+
+
+def model() -> LoadedModel:
+    return get_model(model_name())
+
+
+def text() -> str:
+    return st.session_state.get("app.text", "")
+
+
+def capture(max_tokens: int = DEFAULT_MAX_TOKENS) -> Capture | None:
+    """The capture of the learner's text on the current model, or None (with a prompt) if empty."""
+    current = text()
+    if not current.strip():
+        st.info(t("text.empty"))
+        return None
+    cap = get_capture(model_name(), current, max_tokens)
+    if cap.truncated:
+        st.warning(t("text.truncated", n=num(cap.n_tokens), total=num(cap.n_tokens_total)))
+    return cap

@@ -1,0 +1,52 @@
+"""Plotly figures for the lessons. No streamlit here: a figure is built from data and labels.
+
+Labels come in already translated, so the same builder serves both languages.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D"]
+
+
+def kv_group_grid(n_layers: int, n_heads: int, n_kv_heads: int) -> np.ndarray:
+    """[L, H] the KV head each query head reads (consecutive query heads share one).
+
+    Example: kv_group_grid(1, 4, 2) -> [[0, 0, 1, 1]]
+    """
+    group = n_heads // n_kv_heads
+    return np.tile(np.arange(n_heads) // group, (n_layers, 1))
+
+
+def stack_figure(n_layers: int, n_heads: int, n_kv_heads: int, labels: dict[str, str]) -> go.Figure:
+    """The whole stack as a grid: one cell per (layer, query head), coloured by its KV group."""
+    grid = kv_group_grid(n_layers, n_heads, n_kv_heads)
+    n_colors = min(n_kv_heads, len(PALETTE))
+    # A discrete colour scale: KV group g gets PALETTE[g % len(PALETTE)].
+    scale = []
+    for g in range(n_colors):
+        lo, hi = g / n_colors, (g + 1) / n_colors
+        scale += [[lo, PALETTE[g]], [hi, PALETTE[g]]]
+    z = grid % n_colors
+    hover = [[labels["hover"].format(layer=l, head=h, group=grid[l, h]) for h in range(n_heads)]
+             for l in range(n_layers)]
+    fig = go.Figure(go.Heatmap(z=z, x=list(range(n_heads)), y=list(range(n_layers)), zmin=-0.5,
+                               zmax=n_colors - 0.5, colorscale=scale if n_colors > 1 else [[0, PALETTE[0]], [1, PALETTE[0]]],
+                               showscale=False, text=hover, hoverinfo="text", xgap=2, ygap=2))
+    fig.update_layout(xaxis_title=labels["x"], yaxis_title=labels["y"], height=max(300, 14 * n_layers + 120),
+                      margin=dict(l=10, r=10, t=30, b=10), title=labels.get("title"))
+    fig.update_xaxes(dtick=1 if n_heads <= 32 else None)
+    return fig
+
+
+def params_figure(parts: dict[str, int], names: dict[str, str], title: str) -> go.Figure:
+    """Horizontal bars: how many parameters each part of the model holds, with its share."""
+    items = [(names[k], v) for k, v in parts.items() if v > 0]
+    total = sum(v for _, v in items)
+    fig = go.Figure(go.Bar(x=[v for _, v in items], y=[k for k, _ in items], orientation="h",
+                           text=[f"{100 * v / total:.1f}%" for _, v in items], textposition="auto",
+                           marker_color=PALETTE[: len(items)]))
+    fig.update_layout(title=title, height=300, margin=dict(l=10, r=10, t=40, b=10), yaxis=dict(autorange="reversed"))
+    return fig

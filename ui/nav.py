@@ -1,0 +1,47 @@
+"""The guided path: the lessons in the order a learner meets them, then the final quiz.
+
+Only lessons that exist are listed (no placeholder pages).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from ui.core import t
+
+
+@dataclass(frozen=True)
+class Lesson:
+    id: str
+    path: str
+    icon: str
+
+
+LESSONS: tuple[Lesson, ...] = (
+    Lesson("numbers", "pages/01_numbers.py", "🔢"),
+)
+FINAL = Lesson("final", "pages/99_final_quiz.py", "🎓")
+
+
+def navigation():
+    """st.navigation over the lessons and the final quiz, titles in the current language."""
+    lessons = [st.Page(x.path, title=t(f"lesson.{x.id}.title"), icon=x.icon, url_path=x.id, default=i == 0)
+               for i, x in enumerate(LESSONS)]
+    final = st.Page(FINAL.path, title=t("final.title"), icon=FINAL.icon, url_path=FINAL.id)
+    return st.navigation({t("nav.lessons"): lessons, t("nav.check"): [final]})
+
+
+def next_step(lesson_id: str) -> Lesson:
+    ids = [x.id for x in LESSONS]
+    i = ids.index(lesson_id)
+    return LESSONS[i + 1] if i + 1 < len(LESSONS) else FINAL
+
+
+def footer(lesson_id: str) -> None:
+    """The end of every lesson: a link to the next step of the path."""
+    st.divider()
+    nxt = next_step(lesson_id)
+    title = t("final.title") if nxt is FINAL else t(f"lesson.{nxt.id}.title")
+    st.page_link(nxt.path, label=t("nav.next", title=title), icon=nxt.icon)

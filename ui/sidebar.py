@@ -1,0 +1,56 @@
+"""The shared sidebar: language, the learner's text, the model, and progress over the course."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from lib import i18n
+from lib.models import DEFAULT_MODEL
+from lib.quiz import course_progress, load_bank
+from ui import nav
+from ui.core import MAX_CHARS, display_name, lang, model_name, num, t
+
+
+def _request_typed() -> None:
+    st.session_state["app.model_pending"] = st.session_state.get("app.model_request", "")
+
+
+def _request_embedded() -> None:
+    st.session_state["app.model_pending"] = DEFAULT_MODEL
+
+
+def render() -> None:
+    current = lang()
+    with st.sidebar:
+        choice = st.segmented_control(t("sidebar.language"), options=list(i18n.LANGS),
+                                      format_func=lambda x: {"it": "🇮🇹 Italiano", "en": "🇬🇧 English"}[x],
+                                      default=current, key="app.lang_switch")
+        if choice and choice != current:
+            st.session_state["app.lang"] = choice
+            st.query_params["lang"] = choice
+            st.rerun()
+        if st.query_params.get("lang") != current:
+            st.query_params["lang"] = current
+
+        st.session_state.setdefault("app.text", t("text.example"))
+        st.text_area(t("sidebar.text"), key="app.text", max_chars=MAX_CHARS, height=110,
+                     help=t("sidebar.text_help"))
+
+        with st.expander(t("sidebar.model", name=display_name(model_name())), expanded=False):
+            st.text_input(t("sidebar.model_id"), key="app.model_request",
+                                    placeholder="gpt2, HuggingFaceTB/SmolLM2-135M-Instruct",
+                                    help=t("sidebar.model_help"))
+            cols = st.columns(2)
+            cols[0].button(t("sidebar.load"), key="app.load", on_click=_request_typed)
+            cols[1].button(t("sidebar.embedded"), key="app.embedded", on_click=_request_embedded,
+                           disabled=model_name() == DEFAULT_MODEL)
+
+        st.subheader(t("sidebar.progress"))
+        results = st.session_state.get("quiz.results", {})
+        banks = {x.id: load_bank(current, x.id) for x in nav.LESSONS}
+        per_lesson, overall = course_progress(results, banks)
+        for x in nav.LESSONS:
+            s = per_lesson[x.id]
+            st.caption(f"{x.icon} {t(f'lesson.{x.id}.title')}: {num(s.correct)}/{num(s.total)}")
+        st.progress(overall.answered / overall.total if overall.total else 0.0,
+                    text=t("sidebar.overall", correct=num(overall.correct), total=num(overall.total)))
