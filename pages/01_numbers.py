@@ -24,7 +24,8 @@ lesson.show(text, "live", model_name=core.display_name(info.name), n_layers=num(
             d_model=num(info.d_model), d_mlp=num(info.d_mlp), vocab_size=num(info.vocab_size),
             context=num(info.context_length or 0), n_params=num(info.n_params), group_size=num(info.group_size))
 left, right = st.columns([2, 3])
-left.dataframe(live_table(info), hide_index=True, width="stretch", key="numbers.table")
+table = live_table(info)
+left.dataframe(table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3, key="numbers.table")
 if info.d_model != info.n_heads * info.d_head:
     left.info(t("numbers.check_differs"))
 with right:

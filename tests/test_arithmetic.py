@@ -40,3 +40,43 @@ def test_smollm2_textbook_value():
 def test_unsupported_type_raises():
     with pytest.raises(ValueError):
         count_params({"model_type": "bert", "vocab_size": 10})
+
+
+def test_param_breakdown_adds_up():
+    from lib.arithmetic import param_breakdown
+    from lib.reference import REFERENCE_MODELS
+
+    for cfg in REFERENCE_MODELS.values():
+        parts = param_breakdown(cfg)
+        assert sum(parts.values()) == count_params(cfg)
+        assert all(v >= 0 for v in parts.values())
+    gpt2 = param_breakdown(REFERENCE_MODELS["GPT-2 small"])
+    assert gpt2["embeddings"] == 50257 * 768 and gpt2["positions"] == 1024 * 768 and gpt2["lm_head"] == 0
+
+
+def test_kv_cache_textbook_values():
+    from lib.arithmetic import kv_cache_bytes
+    from lib.reference import REFERENCE_MODELS
+
+    llama8 = REFERENCE_MODELS["Llama-3 8B"]
+    assert kv_cache_bytes(llama8, 1) == 128 * 1024  # 2 · 32 layers · 8 KV heads · 128 · 2 bytes
+    assert kv_cache_bytes(llama8, 8192) == 2**30
+    assert kv_cache_bytes(llama8, 8192, batch=100) == 100 * 2**30
+    assert kv_cache_bytes(llama8, 10, dtype_bytes=4) == 2 * kv_cache_bytes(llama8, 10)
+
+
+def test_reference_figures_quoted_in_the_lesson_are_the_computed_ones():
+    """The lesson text quotes KV-cache sizes; they must be what the app computes (both languages)."""
+    from lib import i18n
+    from lib.arithmetic import kv_cache_bytes
+    from lib.reference import REFERENCE_MODELS, numbers
+
+    for lang, sep in (("en", "."), ("it", ",")):
+        text = i18n.lesson(lang, "numbers")["reference"]
+        for name, cfg in REFERENCE_MODELS.items():
+            gqa = kv_cache_bytes(cfg, 8192) / 1e9
+            assert f"{gqa:.2f}".replace(".", sep) in text, (lang, name)
+            n = numbers(cfg)
+            if n["n_kv_heads"] < n["n_heads"]:
+                mha = kv_cache_bytes(dict(cfg, num_key_value_heads=n["n_heads"]), 8192) / 1e9
+                assert (f"{mha:.2f}".replace(".", sep) in text) or (f"{mha:.1f}".replace(".", sep) in text), (lang, name)
