@@ -15,3 +15,4 @@ sidebar.render()
 if core.ensure_model() is None:
     st.stop()
 page.run()
+sidebar.progress()

@@ -20,6 +20,7 @@ def _request_embedded() -> None:
 
 
 def render() -> None:
+    """Language switch, the learner's text and the model picker (before the page runs)."""
     current = lang()
     with st.sidebar:
         choice = st.segmented_control(t("sidebar.language"), options=list(i18n.LANGS),
@@ -45,6 +46,11 @@ def render() -> None:
             cols[1].button(t("sidebar.embedded"), key="app.embedded", on_click=_request_embedded,
                            disabled=model_name() == DEFAULT_MODEL)
 
+
+def progress() -> None:
+    """Quiz scores per lesson and over the course; drawn after the page, so it counts its answers."""
+    current = lang()
+    with st.sidebar:
         st.subheader(t("sidebar.progress"))
         results = st.session_state.get("quiz.results", {})
         banks = {x.id: load_bank(current, x.id) for x in nav.LESSONS}

@@ -1,0 +1,75 @@
+"""A learner's path through the first lesson in the real browser, with no internet.
+
+Open the app in English, see the plotly charts and the bertviz view drawn from the vendored
+JavaScript, switch to Italian, answer a quiz question, and see the progress move. The `page`
+fixture fails the test if the app tried to reach any host other than this machine.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lib import i18n
+from lib.quiz import load_bank
+from tests.e2e.conftest import APP_TIMEOUT_MS, save_screenshot, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+
+def test_learner_path_through_lesson_one(page, app_url):
+    from playwright.sync_api import expect
+
+    en, it = i18n.ui("en"), i18n.ui("it")
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(f"{app_url}/?lang=en")
+    wait_for_app(page, en["lesson.numbers.title"])
+    expect(page.locator("h1").first).to_have_text(en["lesson.numbers.title"], timeout=APP_TIMEOUT_MS)
+    # Plotly charts draw real SVG.
+    charts = page.locator('[data-testid="stPlotlyChart"]')
+    expect(charts.first).to_be_visible(timeout=APP_TIMEOUT_MS)
+    assert charts.count() >= 2
+    charts.nth(1).scroll_into_view_if_needed()
+    expect(charts.nth(1).locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
+    page.locator("h2").filter(has_text=en["numbers.live.header"]).first.evaluate("e => e.scrollIntoView()")
+    save_screenshot(page)  # the README's picture: the live model's numbers and where its parameters are
+
+    # bertviz draws its token labels inside the iframe: only possible if require.js, d3 and
+    # jQuery loaded from the app itself (anything else would have been blocked).
+    frame_el = page.locator("iframe").first
+    frame_el.scroll_into_view_if_needed()
+    frame = page.frame_locator("iframe").first
+    expect(frame.locator("#vis svg text").first).to_be_visible(timeout=APP_TIMEOUT_MS)
+    assert frame.locator("#vis svg text").count() >= 2
+
+    # Switch the language: the page and the URL follow.
+    page.locator('[data-testid="stSidebar"]').get_by_text("Italiano").first.click()
+    wait_for_app(page, it["lesson.numbers.title"])
+    expect(page.locator("h1").first).to_have_text(it["lesson.numbers.title"], timeout=APP_TIMEOUT_MS)
+    assert "lang=it" in page.url
+
+    # Answer a numeric question of the Italian quiz, and see the verdict and the progress.
+    q = next(x for x in load_bank("it", "numbers") if x.id == "live_d_head")
+    form = page.locator('[data-testid="stForm"]').filter(has_text="576")
+    form = form.filter(has=page.locator("input")).first
+    form.scroll_into_view_if_needed()
+    form.locator("input").fill(str(int(q.answer)))
+    form.get_by_role("button", name=it["quiz.check"]).click()
+    expect(page.get_by_text(it["quiz.right"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
+    expect(page.locator('[data-testid="stSidebar"]').get_by_text("1/12")).to_be_visible(timeout=APP_TIMEOUT_MS)
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_layer_slider_redraws_bertviz(page, app_url):
+    from playwright.sync_api import expect
+
+    page.goto(f"{app_url}/?lang=en")
+    wait_for_app(page, i18n.ui("en")["lesson.numbers.title"])
+    frame = page.frame_locator("iframe").first
+    expect(frame.locator("#layer")).to_have_value("15", timeout=APP_TIMEOUT_MS)
+    slider = page.get_by_role("slider").first
+    slider.scroll_into_view_if_needed()
+    slider.focus()
+    page.keyboard.press("Home")  # to layer 0
+    frame = page.frame_locator("iframe").first
+    expect(frame.locator("#layer")).to_have_value("0", timeout=APP_TIMEOUT_MS)
+    expect(frame.locator("#vis svg text").first).to_be_visible(timeout=APP_TIMEOUT_MS)
