@@ -11,8 +11,9 @@ core.lang()
 # An emoji icon: a :material/...: one makes the browser fetch a font from the internet.
 st.set_page_config(page_title=core.t("app.title"), page_icon="🧠", layout="wide")
 page = nav.navigation()
+loaded = core.ensure_model()  # first, so the sidebar already names a model just loaded
 sidebar.render()
-if core.ensure_model() is None:
+if loaded is None:
     st.stop()
 page.run()
 sidebar.progress()

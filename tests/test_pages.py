@@ -165,3 +165,29 @@ def test_final_quiz_scores_and_reviews_mistakes(lang):
     assert len(at.session_state["final.answers"]) == len(keys)
     # Every numeric answer was wrong, so the review lists at least those, each with its explanation.
     assert len(at.expander) >= n_numeric > 0
+
+
+@pytest.mark.parametrize("fixture,expect_row", [("tiny_gpt2", "arch.learned"), ("tiny_llama", "arch.rope")])
+def test_lesson_runs_on_other_architectures(fixture, expect_row, request, monkeypatch):
+    """A Hugging Face id loads through lib.models._load_hub; here it hands back a tiny model."""
+    from lib import models
+
+    tiny = request.getfixturevalue(fixture)
+    name = f"tests/{fixture.replace('_', '-')}"
+    monkeypatch.setattr(models, "_load_hub", lambda n, progress: tiny if n == name else None)
+    at = start("en")
+    at.text_input(key="app.model_request").set_value(name)
+    at.button(key="app.load").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert len(at.error) == 0
+    assert at.session_state["app.model"] == name
+    live = at.dataframe[0].value
+    values = live.iloc[:, 1].tolist()
+    assert i18n.ui("en")[expect_row] in values
+    assert f"{tiny.info.n_heads} × {tiny.info.d_head} = {tiny.info.d_model} ✓" in values
+    assert len(at.get("iframe")) == 1
+    # Back to the built-in model with one click.
+    at.button(key="app.embedded").click()
+    at.run()
+    assert at.session_state["app.model"].startswith("embedded:") and not at.exception
