@@ -65,19 +65,35 @@ def _check_id(kind: str, value: str) -> None:
         raise ValueError(f"invalid {kind} id {value!r}: use lowercase letters, digits and _")
 
 
+def ui_files(lang: str) -> list[Path]:
+    """The label files of a language: the shell's `ui/<lang>.json`, then one per lesson in
+    `ui/<lang>/<lesson>.json`, so lessons own their labels without editing a shared file.
+    """
+    folder = ASSETS / "ui" / lang
+    return [ASSETS / "ui" / f"{lang}.json", *sorted(folder.glob("*.json"))]
+
+
 @lru_cache(maxsize=None)
 def _load_ui(lang: str) -> tuple[tuple[str, str], ...]:
-    path = ASSETS / "ui" / f"{lang}.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in data.items()
-    ):
-        raise ValueError(f"{path} must be a flat JSON object of label id -> text")
-    return tuple(data.items())
+    merged: dict[str, str] = {}
+    for path in ui_files(lang):
+        if not path.exists():
+            continue
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in data.items()
+        ):
+            raise ValueError(f"{path} must be a flat JSON object of label id -> text")
+        clash = merged.keys() & data.keys()
+        if clash:
+            raise ValueError(f"{path} repeats label ids defined in another file: {sorted(clash)}")
+        merged.update(data)
+    return tuple(merged.items())
 
 
 def ui(lang: str) -> dict[str, str]:
-    """Return the UI labels of a language, loaded once from `assets/ui/<lang>.json`.
+    """Return the UI labels of a language, loaded once from `assets/ui/<lang>.json` and the
+    lessons' `assets/ui/<lang>/*.json` (no id may appear in two files).
 
     Each call returns a fresh dict, so a caller cannot alter the cached copy that every browser
     session shares.
