@@ -10,6 +10,26 @@ import pytest
 import torch
 
 
+@pytest.fixture(autouse=True)
+def navigation_v2(monkeypatch):
+    """Run app.py on every rerun, as the real server does once st.navigation has been called.
+
+    AppTest builds a fresh PagesManager per run, which sees our `pages/` folder and falls back to
+    the old pages-directory mode: from the second run on it would execute the page file alone,
+    skipping app.py (sidebar, model, navigation). The real runtime leaves that mode for good on
+    the first st.navigation call; this fixture does the same for AppTest.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
+
 @pytest.fixture(scope="session")
 def real():
     """The embedded SmolLM2-135M, converted on first use (the slow part of a cold run)."""

@@ -5,54 +5,12 @@ st.cache_resource). Paths resolve against this file.
 """
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from lib import i18n
 from lib.quiz import load_bank
+from tests.apptest import page_text, start
 
-TIMEOUT = 240
 PAGES = ["pages/01_numbers.py", "pages/99_final_quiz.py"]
-
-
-@pytest.fixture(autouse=True)
-def navigation_v2(monkeypatch):
-    """Run app.py on every rerun, as the real server does once st.navigation has been called.
-
-    AppTest builds a fresh PagesManager per run, which sees our `pages/` folder and falls back to
-    the old pages-directory mode: from the second run on it would execute the page file alone,
-    skipping app.py (sidebar, model, navigation). The real runtime leaves that mode for good on
-    the first st.navigation call; this fixture does the same for AppTest.
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
-
-
-def start(lang: str, page: str | None = None, text: str | None = None) -> AppTest:
-    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT)
-    at.query_params["lang"] = lang
-    at.run()
-    if text is not None:
-        at.text_area(key="app.text").set_value(text)
-        at.run()
-    if page is not None:
-        at.switch_page(page)
-        at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def page_text(at: AppTest) -> str:
-    parts = [m.value for m in at.markdown] + [h.value for h in at.title] + [h.value for h in at.header]
-    parts += [x.value for x in at.info] + [x.value for x in at.warning] + [x.value for x in at.error]
-    parts += [x.value for x in at.success] + [x.value for x in at.caption]
-    return "\n".join(str(p) for p in parts)
 
 
 @pytest.mark.parametrize("lang", i18n.LANGS)
