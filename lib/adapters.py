@@ -46,6 +46,9 @@ class Adapter:
     qkv_sources: Callable[[Any], list[tuple[torch.nn.Module, str]]]
     rotary: Callable[[Any], torch.nn.Module | None]
     position_embedding: Callable[[Any], torch.nn.Module | None]
+    # block -> the attention's output projection [T, H*Dh] -> [T, D] (Llama's o_proj, GPT-2's c_proj).
+    # Defaulted so that an adapter written before this field existed still builds.
+    o_proj: Callable[[Any], torch.nn.Module] | None = None
 
 
 def _llama_qkv(block) -> list[tuple[torch.nn.Module, str]]:
@@ -71,6 +74,7 @@ LLAMA = Adapter(
     qkv_sources=_llama_qkv,
     rotary=lambda m: m.model.rotary_emb,
     position_embedding=lambda m: None,
+    o_proj=lambda b: b.self_attn.o_proj,
 )
 
 GPT2 = Adapter(
@@ -88,6 +92,7 @@ GPT2 = Adapter(
     qkv_sources=lambda b: [(b.attn.c_attn, "qkv")],
     rotary=lambda m: None,
     position_embedding=lambda m: m.transformer.wpe,
+    o_proj=lambda b: b.attn.c_proj,
 )
 
 ADAPTERS: tuple[Adapter, ...] = (LLAMA, GPT2)
