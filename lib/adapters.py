@@ -118,31 +118,24 @@ def adapter_for(model_type: str) -> Adapter:
 
 
 def config_numbers(config) -> dict[str, Any]:
-    """The normalized numbers of a transformers config, whatever its attribute names.
+    """The normalized numbers of a transformers config object (GPT-2 or Llama names alike)."""
+    from lib.arithmetic import dims
 
-    GPT-2 says n_layer/n_head/n_embd/n_positions; Llama says num_hidden_layers/... Both are
-    exposed by transformers under the Llama names through `attribute_map`, except the MLP width
-    and KV heads, handled here.
-    """
-    d_model = config.hidden_size
-    n_heads = config.num_attention_heads
-    d_head = getattr(config, "head_dim", None) or d_model // n_heads
-    n_kv = getattr(config, "num_key_value_heads", None) or n_heads
-    d_mlp = getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None) or 4 * d_model
-    context = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    raw = config.to_dict()
+    d = dims(raw)
     rope = getattr(config, "rope_parameters", None) or {}
     theta = rope.get("rope_theta") if isinstance(rope, dict) else None
     if theta is None:
         theta = getattr(config, "rope_theta", None)
     return dict(
-        n_layers=config.num_hidden_layers,
-        n_heads=n_heads,
-        n_kv_heads=n_kv,
-        d_model=d_model,
-        d_head=d_head,
-        d_mlp=d_mlp,
-        vocab_size=config.vocab_size,
-        context_length=context,
+        n_layers=d.L,
+        n_heads=d.H,
+        n_kv_heads=d.Hkv,
+        d_model=d.D,
+        d_head=d.Dh,
+        d_mlp=d.F,
+        vocab_size=d.V,
+        context_length=raw.get("max_position_embeddings") or raw.get("n_positions"),
         rope_theta=theta,
         tied_embeddings=bool(getattr(config, "tie_word_embeddings", True)),
     )

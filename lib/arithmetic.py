@@ -8,7 +8,7 @@ model types listed in `PARAM_MODEL_TYPES`; anything else raises `ValueError`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 PARAM_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma3_text", "gpt2")
 
@@ -16,15 +16,28 @@ PARAM_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma3_text", "gpt2"
 _TIED_DEFAULT = {"llama": False, "mistral": False, "qwen2": False, "qwen3": False, "gemma3_text": True, "gpt2": True}
 
 
-def _dims(c: dict[str, Any]) -> tuple[int, int, int, int, int, int, int]:
-    """(V, D, L, H, Hkv, Dh, F) with the Llama-style names and their GPT-2 aliases."""
+class Dims(NamedTuple):
+    V: int  # vocabulary
+    D: int  # model width
+    L: int  # layers
+    H: int  # query heads
+    Hkv: int  # key/value heads
+    Dh: int  # head width
+    F: int  # MLP width
+
+
+def dims(c: dict[str, Any]) -> Dims:
+    """The shape numbers of a config dict, Llama-style names or their GPT-2 aliases.
+
+    Example: dims({"vocab_size": 50257, "n_embd": 768, "n_layer": 12, "n_head": 12}).Dh -> 64
+    """
     d = c.get("hidden_size", c.get("n_embd"))
     n_heads = c.get("num_attention_heads", c.get("n_head"))
     n_layers = c.get("num_hidden_layers", c.get("n_layer"))
     n_kv = c.get("num_key_value_heads") or n_heads
     d_head = c.get("head_dim") or d // n_heads
     d_mlp = c.get("intermediate_size") or c.get("n_inner") or 4 * d
-    return c["vocab_size"], d, n_layers, n_heads, n_kv, d_head, d_mlp
+    return Dims(c["vocab_size"], d, n_layers, n_heads, n_kv, d_head, d_mlp)
 
 
 def count_params(config: dict[str, Any]) -> int:
@@ -35,7 +48,7 @@ def count_params(config: dict[str, Any]) -> int:
     mt = config.get("model_type")
     if mt not in PARAM_MODEL_TYPES:
         raise ValueError(f"count_params: unsupported model_type {mt!r}")
-    V, D, L, H, Hkv, Dh, F = _dims(config)
+    V, D, L, H, Hkv, Dh, F = dims(config)
     tied = config.get("tie_word_embeddings", _TIED_DEFAULT[mt])
     embed = V * D
     head = 0 if tied else V * D
@@ -74,7 +87,7 @@ def param_breakdown(config: dict[str, Any]) -> dict[str, int]:
     """
     mt = config.get("model_type")
     total = count_params(config)
-    V, D, L, H, Hkv, Dh, F = _dims(config)
+    V, D, L, H, Hkv, Dh, F = dims(config)
     tied = config.get("tie_word_embeddings", _TIED_DEFAULT.get(mt, False))
     parts = {"embeddings": V * D, "positions": 0, "lm_head": 0 if tied else V * D}
     if mt == "gpt2":
@@ -96,5 +109,5 @@ def kv_cache_bytes(config: dict[str, Any], tokens: int, batch: int = 1, dtype_by
     MLA's compressed latent are the KV-cache lesson's extension of this function.
     Example: Llama-3 8B (32 layers, 8 KV heads, head_dim 128), 8192 tokens -> 1,073,741,824
     """
-    _, _, L, _, Hkv, Dh, _ = _dims(config)
+    _, _, L, _, Hkv, Dh, _ = dims(config)
     return 2 * L * Hkv * Dh * dtype_bytes * tokens * batch

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lib.arithmetic import dims
+
 REFERENCE_MODELS: dict[str, dict[str, Any]] = {
     "GPT-2 small": dict(model_type="gpt2", vocab_size=50257, n_embd=768, n_layer=12, n_head=12,
                         n_positions=1024),
@@ -26,13 +28,6 @@ def numbers(config: dict[str, Any]) -> dict[str, Any]:
 
     Example: numbers(REFERENCE_MODELS["Llama-3 8B"])["d_head"] -> 128
     """
-    d = config.get("hidden_size", config.get("n_embd"))
-    h = config.get("num_attention_heads", config.get("n_head"))
-    return dict(
-        n_layers=config.get("num_hidden_layers", config.get("n_layer")),
-        n_heads=h,
-        n_kv_heads=config.get("num_key_value_heads") or h,
-        d_head=config.get("head_dim") or d // h,
-        d_model=d,
-        context=config.get("max_position_embeddings", config.get("n_positions")),
-    )
+    d = dims(config)
+    return dict(n_layers=d.L, n_heads=d.H, n_kv_heads=d.Hkv, d_head=d.Dh, d_model=d.D,
+                context=config.get("max_position_embeddings", config.get("n_positions")))
