@@ -16,7 +16,8 @@ What is captured (batch dimension dropped, float32 numpy arrays, read-only):
 
 RoPE is applied inside a function, not a module, so no hook sees the rotated q and k. We hook the
 rotary module's (cos, sin) and the projections, and rotate them here with the same half-split
-formula Hugging Face's Llama uses; tests prove the result reproduces the model's own attention.
+formula Hugging Face's Llama uses (`lib.rope.apply_rotary`, the one implementation); tests prove
+the result reproduces the model's own attention.
 Deliberately left out: batches, generation (the sampling lesson owns it), gradients.
 """
 
@@ -30,6 +31,7 @@ import numpy as np
 import torch
 
 from lib.models import LoadedModel
+from lib.rope import apply_rotary
 from lib.tokens import readable_tokens
 
 DEFAULT_MAX_TOKENS = 512
@@ -111,11 +113,9 @@ def rotate_half_split(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> 
     """RoPE in Hugging Face's half-split convention: x·cos + rotate_half(x)·sin.
 
     Dimension i is paired with i + Dh/2 (not with i + 1 as in Meta's interleaved form).
-    x: [n, T, Dh]; cos, sin: [T, Dh].
+    x: [n, T, Dh]; cos, sin: [T, Dh]. Delegates to `lib.rope.apply_rotary`, the one implementation.
     """
-    half = x.shape[-1] // 2
-    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-    return x * cos + rotated * sin
+    return apply_rotary(x, cos, sin)
 
 
 def _first(output):
