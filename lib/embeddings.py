@@ -107,7 +107,7 @@ def build_index(table: np.ndarray) -> EmbeddingIndex:
 
     Example: build_index(np.eye(3)).norms -> [1., 1., 1.]
     """
-    table = _frozen(table)
+    table = _frozen(np.array(table, dtype=np.float32, copy=True))  # our own copy: the caller's stays writable
     return EmbeddingIndex(table=table, norms=_frozen(np.linalg.norm(table, axis=1)), unit=_frozen(unit_rows(table)))
 
 
