@@ -99,6 +99,19 @@ class ByteLevelBPE:
         return len(self.ranks)
 
     @property
+    def n_ids(self) -> int:
+        """Distinct ids: vocabulary entries and added tokens (some added tokens are in both)."""
+        return len(set(self.vocab.values()) | {i for _, i in self.added})
+
+    @property
+    def missing_bytes(self) -> tuple[int, ...]:
+        """Byte values with no token of their own; the tokenizer drops them from a word.
+
+        Example (SmolLM2): len(m.missing_bytes) -> 21 (C0, C1, F5-FF and a few control bytes)
+        """
+        return tuple(b for b in range(256) if _BYTE_CHAR[b] not in self.vocab)
+
+    @property
     def id_to_piece(self) -> dict[int, str]:
         table = {i: p for p, i in self.vocab.items()}
         table.update({i: c for c, i in self.added})
