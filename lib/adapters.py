@@ -49,6 +49,12 @@ class Adapter:
     # block -> the attention's output projection [T, H*Dh] -> [T, D] (Llama's o_proj, GPT-2's c_proj).
     # Defaulted so that an adapter written before this field existed still builds.
     o_proj: Callable[[Any], torch.nn.Module] | None = None
+    # block -> (norm before attention, norm before the MLP): Llama's input_layernorm and
+    # post_attention_layernorm, GPT-2's ln_1 and ln_2 (pre-norm in both families). Defaulted too.
+    norms: Callable[[Any], tuple[torch.nn.Module, torch.nn.Module]] | None = None
+    # block -> (gate, up, act) of the MLP: act(gate(x)) * up(x) for SwiGLU; GPT-2 has no gate
+    # (None) and computes act(up(x)), its c_fc. The down projection is `mlp_out`.
+    mlp_branches: Callable[[Any], tuple[torch.nn.Module | None, torch.nn.Module, Callable]] | None = None
 
 
 def _llama_qkv(block) -> list[tuple[torch.nn.Module, str]]:
@@ -75,6 +81,8 @@ LLAMA = Adapter(
     rotary=lambda m: m.model.rotary_emb,
     position_embedding=lambda m: None,
     o_proj=lambda b: b.self_attn.o_proj,
+    norms=lambda b: (b.input_layernorm, b.post_attention_layernorm),
+    mlp_branches=lambda b: (b.mlp.gate_proj, b.mlp.up_proj, b.mlp.act_fn),
 )
 
 GPT2 = Adapter(
@@ -93,6 +101,8 @@ GPT2 = Adapter(
     rotary=lambda m: None,
     position_embedding=lambda m: m.transformer.wpe,
     o_proj=lambda b: b.attn.c_proj,
+    norms=lambda b: (b.ln_1, b.ln_2),
+    mlp_branches=lambda b: (None, b.mlp.c_fc, b.mlp.act),
 )
 
 ADAPTERS: tuple[Adapter, ...] = (LLAMA, GPT2)
