@@ -1,0 +1,98 @@
+"""Lesson 3: embeddings, rows of a table; cosine similarity, neighbours, and vectors in context."""
+
+import streamlit as st
+
+from lib import embeddings as emb
+from ui import core, lesson, nav, quiz_widget
+from ui import embeddings_view as view
+from ui.core import num, t
+
+text = lesson.sections("embeddings")
+lm = core.model()
+info = lm.info
+name = core.model_name()
+idx = view.index(name)
+n_vocab, d_model = idx.shape
+learned = info.positional == "learned"
+
+st.title(t("lesson.embeddings.title"))
+lesson.show(text, "intro")
+
+st.header(t("embeddings.table.header"))
+lesson.show(text, "table", model_name=core.display_name(info.name), vocab=num(n_vocab), d_model=num(d_model),
+            shape=f"{n_vocab}, {d_model}", n_numbers=num(n_vocab * d_model), megabytes=num(n_vocab * d_model * 4 / 1e6, 1))
+cols = st.columns(3)
+cols[0].metric(t("embeddings.table.rows"), num(n_vocab))
+cols[1].metric(t("embeddings.table.cols"), num(d_model))
+cols[2].metric(t("embeddings.table.shape"), f"[{n_vocab}, {d_model}]")
+st.caption(t("embeddings.table.which_learned" if learned else "embeddings.table.which_rope"))
+cap = core.capture()
+if cap is not None:
+    n_dims = st.slider(t("embeddings.rows.dims"), 4, min(d_model, 128), min(32, d_model), key="embeddings.dims")
+    view.table_rows(idx, cap, view.positions(name), n_dims)
+
+st.header(t("embeddings.cosine.header"))
+lesson.show(text, "cosine")
+raw = st.text_input(t("embeddings.words.label"), value=t("embeddings.words.default"), key="embeddings.words",
+                    max_chars=2000, help=t("embeddings.words.help"))
+pieces = view.words(lm.tokenizer, raw)
+if pieces:
+    st.dataframe(view.pieces_table(pieces), hide_index=True, key="embeddings.pieces_table")
+if len(pieces) >= 2:
+    matrix = emb.cosine_matrix(view.word_matrix(idx, pieces))
+    labels = {"hover": t("embeddings.cosine.hover"), "title": t("embeddings.cosine.title")}
+    st.plotly_chart(view.cosine_figure(matrix, [p.word for p in pieces], labels), key="embeddings.cosine_chart")
+lesson.show(text, "pieces")
+
+st.header(t("embeddings.norms.header"))
+stats = view.norm_stats(name)
+lesson.show(text, "norms", pearson=num(stats.pearson, 2), spearman=num(stats.spearman, 2), vocab=num(n_vocab))
+view.norms(idx, stats, lm.tokenizer)
+lesson.show(text, "why_cosine")
+
+st.header(t("embeddings.neighbours.header"))
+lesson.show(text, "neighbours", vocab=num(n_vocab))
+left, mid, right = st.columns([2, 2, 2])
+query_raw = left.text_input(t("embeddings.neighbours.query"), value=t("embeddings.neighbours.default"),
+                            key="embeddings.query", max_chars=emb.MAX_WORD_CHARS)
+k = mid.slider(t("embeddings.neighbours.k"), 3, 30, 10, key="embeddings.k")
+metric_names = {"cosine": t("embeddings.metric.cosine"), "euclidean": t("embeddings.metric.euclidean")}
+metric = right.radio(t("embeddings.neighbours.metric"), list(metric_names), horizontal=True,
+                     format_func=metric_names.get, key="embeddings.metric")
+query = emb.word_pieces(lm.tokenizer, " ".join(query_raw.split())) if query_raw.strip() else None
+if query is None or not query.ids or query.unknown:
+    st.info(t("embeddings.neighbours.empty"))
+else:
+    if query.n_pieces > 1:
+        st.caption(t("embeddings.neighbours.mean", pieces=" · ".join(query.pieces), n=num(query.n_pieces)))
+    st.dataframe(view.neighbours_table(idx, lm.tokenizer, query, k, metric), hide_index=True,
+                 key="embeddings.neighbours_table")
+lesson.show(text, "pca")
+if len(pieces) >= 3:
+    add = st.toggle(t("embeddings.pca.add", n=num(view.PCA_NEIGHBOURS)), value=True, key="embeddings.pca_add")
+    view.projection(idx, lm.tokenizer, pieces, add)
+else:
+    st.info(t("embeddings.pca.need_three"))
+
+st.header(t("embeddings.context.header"))
+lesson.show(text, "context", n_layers=num(info.n_layers))
+word = st.text_input(t("embeddings.context.word"), value=t("embeddings.context.word_default"),
+                     key="embeddings.ctx_word", max_chars=emb.MAX_WORD_CHARS)
+ca, cb = st.columns(2)
+sent_a = ca.text_input(t("embeddings.context.a"), value=t("embeddings.context.a_default"), key="embeddings.ctx_a",
+                       max_chars=400)
+sent_b = cb.text_input(t("embeddings.context.b"), value=t("embeddings.context.b_default"), key="embeddings.ctx_b",
+                       max_chars=400)
+depth = st.slider(t("embeddings.context.depth"), 0, info.n_layers, info.n_layers, key="embeddings.depth")
+view.context(name, info.n_layers, word, [sent_a, sent_b], depth, learned)
+
+st.header(t("embeddings.sentences.header"))
+lesson.show(text, "sentences")
+raw_sentences = st.text_area(t("embeddings.sentences.label"), value=t("embeddings.sentences.default"),
+                             key="embeddings.sentences", max_chars=3000, height=140)
+view.sentences(name, raw_sentences)
+lesson.show(text, "search")
+
+quiz_widget.render_quiz("embeddings")
+lesson.show(text, "next")
+nav.footer("embeddings")
