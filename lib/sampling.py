@@ -10,8 +10,8 @@ token is drawn at random from what is left.
 - `filter_probs(logits, temperature, top_k, top_p)`: the final probability vector [V].
 - `filter_steps(...)`: the same, returning its work: the distribution after each filter and
   which tokens each filter kept, so a page can draw every stage without recomputing anything.
-- `sample(probs, seed)`: one draw by inverse CDF with an explicit seed or numpy Generator; it
-  returns the uniform number it drew, so the page can show where it fell.
+- `sample(probs, seed)`: one draw by inverse CDF, best token first, with an explicit seed or
+  numpy Generator; it returns the uniform number it drew, so the page can show where it fell.
 - `logit_cost(config, context)`: the FLOPs of the output product (2·D·V) as a share of a forward
   step, for a Hugging Face config dict.
 
@@ -180,20 +180,23 @@ def make_rng(seed: int | np.random.Generator) -> np.random.Generator:
 
 
 def sample(probs: np.ndarray, seed: int | np.random.Generator) -> Draw:
-    """Draw one token from `probs` [V] by inverse CDF: u ~ U[0, 1), the first token whose
-    cumulative probability passes u. Same seed, same token; a token of probability 0 never wins.
+    """Draw one token from `probs` [V] by inverse CDF: u ~ U[0, 1), then walk the tokens from the
+    most likely down (ties: lower id first) until the running total passes u. Walking in that
+    order, rather than by id, lets a page show where u fell on the chart of the best candidates;
+    the distribution of the draw is the same. Same seed, same token; probability 0 never wins.
 
     Example: sample(np.array([0.0, 1.0, 0.0]), seed=7).token -> 1
     """
     p = np.asarray(probs, dtype=np.float64)
-    if p.ndim != 1 or p.size == 0 or (p < 0).any() or not np.isfinite(p).all() or p.sum() <= 0:
+    if p.ndim != 1 or p.size == 0 or not np.isfinite(p).all() or (p < 0).any() or p.sum() <= 0:
         raise ValueError("probs must be a non-empty vector of non-negative numbers with a positive sum")
     u = float(make_rng(seed).random())
-    cdf = np.cumsum(p)
-    idx = int(np.searchsorted(cdf, u * cdf[-1], side="right"))
+    order = np.argsort(-p, kind="stable")
+    cdf = np.cumsum(p[order])
+    i = int(np.searchsorted(cdf, u * cdf[-1], side="right"))
     # Rounding can put u·total on the very end of the CDF: fall back to the last possible token.
-    last = int(np.flatnonzero(p)[-1])
-    return Draw(token=min(idx, last), u=u)
+    i = min(i, int(np.count_nonzero(p)) - 1)
+    return Draw(token=int(order[i]), u=u)
 
 
 @dataclass(frozen=True)

@@ -169,3 +169,12 @@ def test_logit_cost_against_the_real_weights_and_the_seed(real):
     big = logit_cost(REFERENCE_MODELS["Llama-3 8B"])
     assert round(big.output / 1e9, 2) == 1.05
     assert round(big.share, 2) == 0.07
+
+
+def test_the_draw_walks_the_strip_best_token_first():
+    """probs [0.2, 0.5, 0.3]: segments 1 → [0, 0.5), 2 → [0.5, 0.8), 0 → [0.8, 1)."""
+    probs = np.array([0.2, 0.5, 0.3])
+    for seed in range(30):
+        draw = sample(probs, seed)
+        assert draw.u == np.random.default_rng(seed).random()
+        assert draw.token == (1 if draw.u < 0.5 else 2 if draw.u < 0.8 else 0)

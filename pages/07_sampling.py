@@ -1,0 +1,127 @@
+"""Lesson 7: logits and sampling. The next-token distribution, the filters live, generation with
+the KV cache and its timing, and the loss of the learner's text."""
+
+import math
+
+import streamlit as st
+
+from lib.capture import DEFAULT_MAX_TOKENS
+from lib.loss import bits_saved, perplexity
+from lib.reference import REFERENCE_MODELS
+from lib.sampling import filter_steps, logit_cost, sample
+from lib.tokens import readable_tokens
+from ui import core, lesson, nav, quiz_widget
+from ui import sampling_view as view
+from ui.core import num, t
+
+text = lesson.sections("sampling")
+lm = core.model()
+info = lm.info
+
+st.title(t("lesson.sampling.title"))
+lesson.show(text, "intro", model_name=core.display_name(info.name), d_model=num(info.d_model),
+            vocab=num(info.vocab_size))
+
+st.header(t("sampling.logits.header"))
+cap = core.capture()
+n_tokens = cap.n_tokens if cap is not None else 0
+cost, cost_ctx = logit_cost(lm.config), logit_cost(lm.config, context=n_tokens)
+ref = logit_cost(REFERENCE_MODELS["Llama-3 8B"])
+lesson.show(text, "cost", d_model=num(info.d_model), vocab=num(info.vocab_size), output=num(cost.output),
+            weights=num(cost.weights), share=num(100 * cost.share, 1), n_tokens=num(n_tokens),
+            attention=num(cost_ctx.attention), share_ctx=num(100 * cost_ctx.share, 1),
+            ref_output=num(ref.output / 1e9, 2), ref_share=num(100 * ref.share, 1))
+c1, c2, c3, c4 = st.columns(4)
+c1.metric(t("sampling.cost.output"), t("sampling.cost.flops", n=core.big(cost.output)))
+c2.metric(t("sampling.cost.step"), t("sampling.cost.flops", n=core.big(cost.weights)))
+c3.metric(t("sampling.cost.share"), f"{num(100 * cost.share, 1)}%")
+c4.metric(t("sampling.cost.share_ctx"), f"{num(100 * cost_ctx.share, 1)}%")
+
+st.header(t("sampling.dist.header"))
+lesson.show(text, "softmax")
+lesson.show(text, "filters", vocab=num(info.vocab_size))
+if cap is not None:
+    temperature, top_k, top_p = view.controls(info.vocab_size)
+    steps = filter_steps(cap.logits[-1], temperature, top_k, top_p)  # the cached capture's last row
+    c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
+    with c1:
+        seed = view.seed_widget()
+    with c2:
+        drawn = view.sample_button()
+    draw = sample(steps.final, seed) if drawn else None
+    n_chart = min(view.TOP_CHART, info.vocab_size)
+    tokens = readable_tokens(lm.tokenizer, steps.order[:n_chart].tolist())
+    left, right = st.columns([3, 1])
+    chart_labels = view.labels("sampling.chart", "model", "final", "cumulative", "x", "y", "drawn", "hover", "title",
+                               n=num(n_chart))
+    chart_labels["cut"] = t("sampling.chart.cut", p=num(top_p, 2))
+    left.plotly_chart(view.distribution_figure(steps, tokens, chart_labels, draw.token if draw else None),
+                      key="sampling.dist_chart")
+    with right:
+        view.metrics(steps, tokens, n_chart)
+    if draw is not None:
+        view.draw_line(draw, steps, readable_tokens(lm.tokenizer, [draw.token])[0], seed)
+    else:
+        st.caption(t("sampling.sample.prompt"))
+lesson.show(text, "chart_read")
+st.subheader(t("sampling.sample.header"))
+lesson.show(text, "sample")
+
+st.header(t("sampling.gen.header"))
+lesson.show(text, "generate")
+if cap is not None:
+    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+    with c1:
+        view.max_new_widget()
+    c2.button(t("sampling.gen.button"), key="sampling.generate", type="primary", on_click=view.request_generation,
+              args=(core.model_name(), core.text(), DEFAULT_MAX_TOKENS))
+    gen = view.current_generation(core.model_name(), core.text())
+    if gen is not None:
+        st.caption(view.settings_line(gen))
+        if gen.prompt_truncated:
+            st.caption(t("sampling.gen.prompt_cut", n=num(len(gen.prompt_ids))))
+        (st.success if gen.stop in ("eos", "max_tokens") else st.warning)(view.stop_line(gen))
+        if not gen.steps:
+            st.info(t("sampling.gen.nothing"))
+        else:
+            view.generation_chips(gen)
+            st.caption(t("sampling.gen.legend"))
+            n = len(gen.steps)
+            index = st.slider(t("sampling.gen.step"), 1, n, key="sampling.gen_step") - 1 if n > 1 else 0
+            index = min(index, n - 1)
+            s = gen.steps[index]
+            step_labels = view.labels("sampling.chart", "model", "final", "y")
+            step_labels["title"] = t("sampling.gen.step_title", step=num(index + 1), token=s.token, p=view.pct(s.prob))
+            st.plotly_chart(view.step_figure(gen, index, step_labels), key="sampling.step_chart")
+            lesson.show(text, "timing")
+            view.timing(gen, core.model_name())
+    else:
+        lesson.show(text, "timing")
+else:
+    lesson.show(text, "timing")
+
+st.header(t("sampling.loss.header"))
+lesson.show(text, "loss")
+if cap is not None:
+    loss, guesses = view.loss_of(core.model_name(), core.text(), DEFAULT_MAX_TOKENS)
+    if loss.n_predicted == 0:
+        st.info(t("sampling.loss.one_token"))
+    else:
+        view.surprise_chips(cap.tokens, loss, guesses)
+        c1, c2, c3 = st.columns(3)
+        c1.metric(t("sampling.loss.mean"), t("sampling.loss.mean_value", n=num(loss.mean, 2)))
+        c2.metric(t("sampling.loss.perplexity"), num(loss.perplexity, 1))
+        c3.metric(t("sampling.loss.bits"), num(loss.bits_per_token, 2))
+        worst = int(loss.surprise.argmax())
+        lesson.show(text, "loss_live", loss=num(loss.mean, 2), n=num(loss.n_predicted), bits=num(loss.bits_per_token, 2),
+                    ppl=num(loss.perplexity, 1), ppl_round=num(round(loss.perplexity)), vocab=num(info.vocab_size),
+                    worst=view.md(cap.tokens[worst + 1]), worst_surprise=num(float(loss.surprise[worst]), 2),
+                    worst_p=view.pct(float(loss.prob[worst])))
+
+st.subheader(t("sampling.drop.header"))
+lesson.show(text, "drop", saved=num(bits_saved(2.0, 1.9), 3), ppl_a=num(perplexity(2.0), 2), ppl_b=num(perplexity(1.9), 2),
+            fewer=num(100 * (1 - math.exp(-0.1)), 1))
+
+quiz_widget.render_quiz("sampling")
+lesson.show(text, "next")
+nav.footer("sampling")

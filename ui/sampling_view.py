@@ -1,0 +1,288 @@
+"""Widgets, cached runs and figures for the sampling lesson (logits, filters, generation, loss).
+
+The maths lives in lib.sampling, lib.generate and lib.loss. The next-token distribution is read
+from the cached capture (the sliders never run the model); a generation runs only when the
+learner presses the button, through `generation`, cached by plain values, so moving a slider
+afterwards finds it in the cache.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from lib.generate import Generation, generate
+from lib.loss import TextLoss, text_loss
+from lib.i18n import fill
+from lib.sampling import Draw, FilterSteps, entropy
+from lib.tokens import readable_tokens
+from ui.cache import get_capture, get_model
+from ui.core import num, t
+from ui.figures import PALETTE
+
+TOP_CHART = 20  # candidates drawn in the distribution chart
+MAX_NEW = 50
+DEFAULT_NEW = 20
+GEN_BUDGET_S = 120  # a generation on a busy machine stops after this long, keeping what it wrote
+PROMPT_SHOWN = 40  # prompt tokens shown before the generated ones
+SURPRISE_MAX = 8.0  # nats at which the loss colour saturates
+TOP_K_MAX = 10**9
+SEED_MAX = 2**32 - 1
+DEFAULTS = {"sampling.temperature": 1.0, "sampling.top_k": 50, "sampling.top_p": 0.9, "sampling.seed": 0,
+            "sampling.max_new": DEFAULT_NEW}
+GREY = "#B8B8B8"
+GEN_RGB = (100, 149, 237)  # generated tokens: white (unlikely) to this blue (certain)
+LOSS_RGB = (228, 87, 86)  # surprise: white (none) to this red (SURPRISE_MAX nats or more)
+
+
+def labels(prefix: str, *names: str, **values) -> dict[str, str]:
+    """{name: t(f"{prefix}.{name}", **values)} for a figure builder."""
+    return {n: t(f"{prefix}.{n}", **values) for n in names}
+
+
+def md(token: str) -> str:
+    """A token safe inside Markdown: no character of it can start emphasis, a link or LaTeX."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|$<>~])", r"\\\1", token)
+
+
+def pct(p: float) -> str:
+    """A probability as a percentage, with more digits when it is small."""
+    digits = 1 if p >= 0.01 else 3 if p >= 1e-4 else 6
+    return f"{num(100 * p, digits)}%"
+
+
+# ---------------------------------------------------------------- widgets
+# Each widget gets its default through `value=` and its state is never written by code: a value
+# outside a widget's range (a forged or stale one) is then reset by Streamlit to that default.
+
+def controls(vocab: int) -> tuple[float, int, float]:
+    """The three filter widgets, with a note on the settings that switch a filter off."""
+    c1, c2, c3 = st.columns(3)
+    temperature = c1.slider(t("sampling.temperature"), 0.0, 2.0, DEFAULTS["sampling.temperature"], step=0.05,
+                            key="sampling.temperature", help=t("sampling.temperature_help"))
+    top_k = int(c2.number_input(t("sampling.top_k"), 0, TOP_K_MAX, DEFAULTS["sampling.top_k"], step=1,
+                                key="sampling.top_k", help=t("sampling.top_k_help")))
+    top_p = c3.slider(t("sampling.top_p"), 0.0, 1.0, DEFAULTS["sampling.top_p"], step=0.01, key="sampling.top_p",
+                      help=t("sampling.top_p_help"))
+    if temperature == 0:
+        st.info(t("sampling.greedy_note"))
+    else:
+        if top_k >= vocab:
+            st.info(t("sampling.top_k_all", k=num(top_k), vocab=num(vocab)))
+        if top_p == 0:
+            st.info(t("sampling.top_p_zero"))
+    return float(temperature), top_k, float(top_p)
+
+
+def seed_widget() -> int:
+    return int(st.number_input(t("sampling.seed"), 0, SEED_MAX, DEFAULTS["sampling.seed"], step=1, key="sampling.seed",
+                               help=t("sampling.seed_help")))
+
+
+def max_new_widget() -> int:
+    return int(st.slider(t("sampling.gen.max_new"), 1, MAX_NEW, DEFAULTS["sampling.max_new"], key="sampling.max_new"))
+
+
+def _ask_draw() -> None:
+    st.session_state["sampling.drawn"] = True
+
+
+def sample_button() -> bool:
+    """The "sample" button; once pressed, the draw follows the seed and the settings."""
+    st.button(t("sampling.sample.button"), key="sampling.sample", on_click=_ask_draw)
+    return bool(st.session_state.get("sampling.drawn"))
+
+
+# ---------------------------------------------------------------- the next-token chart
+
+def distribution_figure(steps: FilterSteps, tokens: list[str], labels: dict[str, str],
+                        drawn: int | None = None) -> go.Figure:
+    """Bars of the best candidates before and after the filters, the cumulative line top-p cuts on."""
+    n = len(tokens)
+    ids = steps.order[:n]
+    x = list(range(n))
+    hover = [fill(labels["hover"], token=tok, id=str(int(i)), model=pct(steps.model[i]), final=pct(steps.final[i]))
+             for tok, i in zip(tokens, ids)]
+    fig = go.Figure()
+    fig.add_bar(x=x, y=steps.model[ids], name=labels["model"], marker_color=GREY, hovertext=hover, hoverinfo="text")
+    fig.add_bar(x=x, y=steps.final[ids], name=labels["final"], marker_color=PALETTE[0], hovertext=hover,
+                hoverinfo="text")
+    if not steps.greedy:
+        fig.add_scatter(x=x, y=steps.cumulative[:n], name=labels["cumulative"], mode="lines+markers",
+                        line=dict(color=PALETTE[1]), hoverinfo="skip")
+        if steps.top_p < 1.0:
+            fig.add_hline(y=steps.top_p, line_dash="dash", line_color=PALETTE[3],
+                          annotation_text=labels["cut"], annotation_position="top left")
+    if drawn is not None and drawn in set(int(i) for i in ids):
+        at = int(np.flatnonzero(ids == drawn)[0])
+        fig.add_annotation(x=at, y=float(steps.final[drawn]), text=labels["drawn"], showarrow=True, arrowhead=2,
+                           ay=-40, font=dict(color=PALETTE[3]))
+    fig.update_layout(title=labels["title"], barmode="group", height=420, margin=dict(l=10, r=10, t=50, b=10),
+                      yaxis=dict(title=labels["y"], range=[0, 1.05]), legend=dict(orientation="h", y=-0.35),
+                      xaxis=dict(title=labels["x"], tickvals=x, ticktext=[html.escape(s) for s in tokens],
+                                 tickangle=-45))
+    return fig
+
+
+def metrics(steps: FilterSteps, tokens: list[str], n_chart: int) -> None:
+    """Tokens in play, the favourite, the effective number of choices, the mass off the chart."""
+    top = int(steps.order[0])
+    st.metric(t("sampling.metric.kept"), num(steps.n_kept))
+    st.metric(t("sampling.metric.top"), f"“{tokens[0]}” {pct(steps.final[top])}")
+    st.metric(t("sampling.metric.effective"), num(float(np.exp(entropy(steps.final))), 1),
+              help=t("sampling.metric.effective_help"))
+    rest = 1.0 - float(steps.model[steps.order[:n_chart]].sum())
+    st.metric(t("sampling.metric.rest"), pct(max(rest, 0.0)), help=t("sampling.metric.rest_help"))
+
+
+def draw_line(draw: Draw, steps: FilterSteps, token: str, seed: int) -> None:
+    rank = int(np.flatnonzero(steps.order == draw.token)[0]) + 1
+    st.success(t("sampling.sample.result", seed=str(seed), u=num(draw.u, 4), token=md(token),
+                 p=pct(steps.final[draw.token]), rank=num(rank)))
+
+
+# ---------------------------------------------------------------- generation
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def generation(model_name: str, text: str, max_tokens: int, max_new: int, temperature: float, top_k: int,
+               top_p: float, seed: int) -> Generation:
+    """One generation per set of plain values: pressing the button again, or moving a slider
+    afterwards, finds it here instead of running the model."""
+    deadline = time.monotonic() + GEN_BUDGET_S
+    return generate(get_model(model_name), text, max_new, temperature, top_k or None, top_p, seed,
+                    max_prompt_tokens=max_tokens, should_stop=lambda: time.monotonic() > deadline)
+
+
+def request_generation(model_name: str, text: str, max_tokens: int) -> None:
+    """Button callback: remember what to generate (the page body runs it, through the cache)."""
+    s = st.session_state
+    s["sampling.request"] = dict(model_name=model_name, text=text, max_tokens=max_tokens,
+                                 max_new=int(s["sampling.max_new"]), temperature=float(s["sampling.temperature"]),
+                                 top_k=int(s["sampling.top_k"]), top_p=float(s["sampling.top_p"]),
+                                 seed=int(s["sampling.seed"]))
+
+
+def current_generation(model_name: str, text: str) -> Generation | None:
+    """The generation the learner asked for, if it still belongs to the current text and model."""
+    req = st.session_state.get("sampling.request")
+    if req is None:
+        return None
+    if req["model_name"] != model_name or req["text"] != text:
+        st.info(t("sampling.gen.stale"))
+        return None
+    with st.spinner(t("sampling.gen.running")):
+        return generation(**req)
+
+
+def _chip(label: str, title: str, background: str) -> str:
+    style = (f"display:inline-block;margin:2px 1px;padding:1px 4px;border-radius:5px;background:{background};"
+             "font-family:ui-monospace,monospace;font-size:0.92em;white-space:pre;color:#222;"
+             "border:1px solid rgba(0,0,0,0.12)")
+    return f"<span title='{html.escape(title, quote=True)}' style='{style}'>{html.escape(label)}</span>"
+
+
+def blend(rgb: tuple[int, int, int], amount: float) -> str:
+    """A solid colour between white (amount 0) and `rgb` (amount 1): dark text stays readable on
+    it in a light or a dark theme alike."""
+    a = min(max(float(amount), 0.0), 1.0)
+    r, g, b = (round(255 + (c - 255) * a) for c in rgb)
+    return f"#{r:02X}{g:02X}{b:02X}"
+
+
+def chips_box(chips: list[str], name: str) -> None:
+    st.html(f"<div class='{name}' style='line-height:2.1'>{''.join(chips)}</div>")
+
+
+def generation_chips(gen: Generation) -> None:
+    """The end of the prompt in grey, then each generated token coloured by its probability."""
+    chips = [_chip(tok, "", "#EEEEEE") for tok in gen.prompt_tokens[-PROMPT_SHOWN:]]
+    for i, s in enumerate(gen.steps, start=1):
+        title = t("sampling.gen.chip", step=num(i), p=pct(s.prob), rank=num(s.rank), kept=num(s.n_kept))
+        chips.append(_chip(s.token, title, blend(GEN_RGB, 0.15 + 0.85 * s.prob)))
+    chips_box(chips, "gen-chips")
+
+
+def step_figure(gen: Generation, index: int, labels: dict[str, str]) -> go.Figure:
+    s = gen.steps[index]
+    x = list(range(len(s.top_ids)))
+    colors = [PALETTE[3] if i == s.token_id else PALETTE[0] for i in s.top_ids]
+    fig = go.Figure()
+    fig.add_bar(x=x, y=s.top_model, name=labels["model"], marker_color=GREY)
+    fig.add_bar(x=x, y=s.top_probs, name=labels["final"], marker_color=colors)
+    fig.update_layout(title=labels["title"], barmode="group", height=340, margin=dict(l=10, r=10, t=50, b=10),
+                      yaxis=dict(title=labels["y"], range=[0, 1.05]), legend=dict(orientation="h", y=-0.4),
+                      xaxis=dict(tickvals=x, ticktext=[html.escape(tok) for tok in s.top_tokens], tickangle=-45))
+    return fig
+
+
+def times_figure(gen: Generation, labels: dict[str, str]) -> go.Figure:
+    ms = [1000 * s.seconds for s in gen.steps]
+    colors = [PALETTE[1]] + [PALETTE[0]] * (len(ms) - 1)
+    fig = go.Figure(go.Bar(x=list(range(1, len(ms) + 1)), y=ms, marker_color=colors, showlegend=False))
+    fig.update_layout(title=labels["times_title"], height=280, margin=dict(l=10, r=10, t=50, b=10),
+                      xaxis_title=labels["times_x"], yaxis_title=labels["times_y"])
+    return fig
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def weights_bytes(model_name: str) -> int:
+    """Bytes of every weight tensor: what each generated token reads from memory once more."""
+    return int(sum(p.numel() * p.element_size() for p in get_model(model_name).model.parameters()))
+
+
+def timing(gen: Generation, model_name: str) -> None:
+    """Time to first token against time per following token, with the bytes read per step."""
+    n = len(gen.prompt_ids)
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric(t("sampling.gen.ttft"), t("sampling.gen.ms", n=num(1000 * gen.first_token_s, 1)))
+    c3.metric(t("sampling.gen.prompt_tokens"), num(n))
+    c4.metric(t("sampling.gen.per_prompt_token"), t("sampling.gen.ms", n=num(1000 * gen.steps[0].forward_s / n, 2)))
+    if len(gen.steps) < 2:
+        c2.metric(t("sampling.gen.per_token"), "—")
+        st.caption(t("sampling.gen.one_token"))
+        return
+    c2.metric(t("sampling.gen.per_token"), t("sampling.gen.ms", n=num(1000 * gen.per_token_s, 1)))
+    mb = weights_bytes(model_name) / 1e6
+    st.plotly_chart(times_figure(gen, labels("sampling.gen", "times_title", "times_x", "times_y")),
+                    key="sampling.times_chart")
+    st.caption(t("sampling.gen.timing_read", ttft=num(1000 * gen.first_token_s, 1), n=num(n),
+                 per_prompt=num(1000 * gen.steps[0].forward_s / n, 2), per_token=num(1000 * gen.per_token_s, 1),
+                 weights_mb=num(mb, 0), bandwidth=num(mb / 1000 / gen.per_token_s, 1)))
+
+
+def settings_line(gen: Generation) -> str:
+    return t("sampling.gen.settings", temperature=num(gen.temperature, 2),
+             top_k=num(gen.top_k) if gen.top_k else t("sampling.off"),
+             top_p=num(gen.top_p, 2) if gen.top_p is not None and gen.top_p < 1 else t("sampling.off"),
+             seed=str(gen.seed))
+
+
+def stop_line(gen: Generation) -> str:
+    return t(f"sampling.gen.stop.{gen.stop}", n=num(len(gen.steps)), seconds=num(GEN_BUDGET_S))
+
+
+# ---------------------------------------------------------------- loss
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def loss_of(model_name: str, text: str, max_tokens: int) -> tuple[TextLoss, tuple[str, ...]]:
+    """The loss of the learner's text from the cached capture, with the model's top guesses as text."""
+    cap = get_capture(model_name, text, max_tokens)
+    loss = text_loss(cap.logits, cap.token_ids)
+    guesses = tuple(readable_tokens(get_model(model_name).tokenizer, loss.top.tolist()))
+    return loss, guesses
+
+
+def surprise_chips(tokens: tuple[str, ...], loss: TextLoss, guesses: tuple[str, ...]) -> None:
+    """Every token of the text, coloured from white (no surprise) to red (SURPRISE_MAX nats or more)."""
+    chips = [_chip(tokens[0], t("sampling.loss.first"), "#F4F4F4")]
+    for tok, s, p, rank, guess in zip(tokens[1:], loss.surprise, loss.prob, loss.rank, guesses):
+        title = t("sampling.loss.chip", p=pct(float(p)), s=num(float(s), 2), b=num(float(s) / np.log(2), 2),
+                  rank=num(int(rank)), top=guess)
+        chips.append(_chip(tok, title, blend(LOSS_RGB, float(s) / SURPRISE_MAX)))
+    chips_box(chips, "loss-chips")
+    st.caption(t("sampling.loss.legend", max=num(SURPRISE_MAX)))
