@@ -21,6 +21,7 @@ class Lesson:
 
 LESSONS: tuple[Lesson, ...] = (
     Lesson("numbers", "pages/01_numbers.py", "🔢"),
+    Lesson("position", "pages/04_position.py", "🌀"),
 )
 FINAL = Lesson("final", "pages/99_final_quiz.py", "🎓")
 
