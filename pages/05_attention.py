@@ -1,0 +1,81 @@
+"""Lesson 5: attention. Every head of the live model, the formula with its real numbers, GQA,
+the mask, and flash attention. Layer, head and block widgets only read the cached capture."""
+
+import streamlit as st
+
+from lib import attention as att
+from lib.capture import DEFAULT_MAX_TOKENS
+from ui import attention_view as view
+from ui import core, lesson, nav, quiz_widget
+from ui.core import num, t
+
+text = lesson.sections("attention")
+lm = core.model()
+info = lm.info
+name = core.display_name(info.name)
+
+st.title(t("lesson.attention.title"))
+lesson.show(text, "intro")
+lesson.show(text, "formula_overview")
+
+st.header(t("attention.live.header"))
+lesson.show(text, "heatmap", model_name=name, n_layers=num(info.n_layers), n_heads=num(info.n_heads))
+cap = core.capture()
+steps = None
+if cap is not None:
+    layer, head = view.choose_head(cap.n_layers, cap.n_heads)
+    scale = att.module_scale(lm, layer)
+    steps = view.steps_of(cap, layer, head, scale)
+    scores = view.patterns(core.model_name(), cap.text, DEFAULT_MAX_TOKENS)
+    left, right = st.columns([3, 2])
+    with left:
+        view.head_heatmap(cap, steps, layer, head)
+    with right:
+        view.describe({k: float(v[layer, head]) for k, v in scores.items()}, cap.n_tokens)
+        lesson.show(text, "patterns")
+
+    st.subheader(t("attention.overview.header"))
+    lesson.show(text, "overview", n_layers=num(cap.n_layers), n_heads=num(cap.n_heads),
+                n_all=num(cap.n_layers * cap.n_heads))
+    view.overview(cap, scores, layer, head)
+
+    st.subheader(t("attention.bertviz.header"))
+    lesson.show(text, "bertviz")
+    view.bertviz_section(core.model_name(), cap, layer)
+
+st.header(t("attention.formula.header"))
+lesson.show(text, "formula", d_head=num(info.d_head), root=num(info.d_head ** 0.5, 2))
+if cap is not None:
+    view.check_against_model(cap, steps, layer, head)
+    out = view.layer_output(core.model_name(), cap.text, DEFAULT_MAX_TOKENS, layer)
+    view.formula_steps(cap, steps, out, head)
+    st.caption(t("attention.step.proj_module", module=view.proj_name(lm, layer), layer=num(layer)))
+    lesson.show(text, "concat")
+
+st.header(t("attention.scaling.header"))
+lesson.show(text, "why_scale")
+view.scaling_section(info.d_head)
+
+st.header(t("attention.gqa.header"))
+lesson.show(text, "gqa", n_heads=num(info.n_heads), n_kv_heads=num(info.n_kv_heads), group=num(info.group_size))
+view.gqa_section(info, cap, lm.config, name)
+lesson.show(text, "gqa_table")
+
+st.header(t("attention.mask.header"))
+lesson.show(text, "mask")
+if cap is not None:
+    view.mask_section(cap, scale, layer, head)
+    lesson.show(text, "unmasked")
+
+st.header(t("attention.cost.header"))
+lesson.show(text, "cost")
+view.cost_section(info, cap.n_tokens if cap is not None else None, name)
+
+st.header(t("attention.flash.header"))
+lesson.show(text, "flash")
+if cap is not None:
+    view.flash_section(core.model_name(), cap, layer, head, steps.out)
+
+quiz_widget.render_quiz("attention")
+lesson.show(text, "next")
+nav.footer("attention")

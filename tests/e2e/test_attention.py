@@ -1,0 +1,83 @@
+"""The attention lesson in the real browser, with no internet.
+
+A learner types a text holding an HTML tag, opens the lesson, picks a head with the slider and
+by clicking its thumbnail in the overview, and sees the heatmap and both bertviz views drawn.
+The token `<img src=x onerror=alert(1)>` must show as characters and run nothing: no dialog, no
+image element. The `page` fixture fails the test if any request left this machine.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lib import i18n
+from tests.e2e.conftest import APP_TIMEOUT_MS, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+XSS = "Il gatto <img src=x onerror=alert(1)> dorme"
+
+
+def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
+    from playwright.sync_api import expect
+
+    en = i18n.ui("en")
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(f"{app_url}/?lang=en")
+    wait_for_app(page, en["lesson.numbers.title"])
+    box = page.locator('[data-testid="stSidebar"] textarea').first
+    box.fill(XSS)
+    box.press("Control+Enter")
+    wait_for_app(page)
+    page.locator('[data-testid="stSidebarNav"] a', has_text=en["lesson.attention.title"]).first.click()
+    wait_for_app(page, en["attention.live.header"])
+
+    # The heatmap of layer 15, head 0; the token with the tag is a label, drawn as text.
+    heatmap = page.locator(".st-key-attention-heatmap")
+    title = en["attention.heatmap_title"]
+    expect(heatmap.get_by_text(i18n.fill(title, layer="15", head="0"))).to_be_visible(timeout=APP_TIMEOUT_MS)
+    labels = " ".join(heatmap.locator("svg text").all_text_contents())
+    assert "<" in labels and "img" in labels
+
+    # Pick head 4 with the keyboard on the head slider.
+    slider = page.locator(".st-key-attention-head").get_by_role("slider")
+    slider.focus()
+    for _ in range(4):
+        slider.press("ArrowRight")
+    expect(heatmap.get_by_text(i18n.fill(title, layer="15", head="4"))).to_be_visible(timeout=APP_TIMEOUT_MS)
+
+    # Click the thumbnail of layer 2, head 7 in the overview: that head opens above.
+    wait_for_app(page)
+    overview = page.locator(".st-key-attention-overview")
+    points = overview.locator("g.trace.scatter path.point")
+    expect(points.first).to_be_attached(timeout=APP_TIMEOUT_MS)
+    overview.evaluate("e => e.scrollIntoView({block: 'center'})")
+    n_heads = 9
+    target = points.nth(2 * n_heads + 7)  # markers run layer by layer, head by head
+    b = target.bounding_box()
+    page.mouse.click(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2)
+    expect(heatmap.get_by_text(i18n.fill(title, layer="2", head="7"))).to_be_visible(timeout=APP_TIMEOUT_MS)
+    expect(page.locator(".st-key-attention-layer").get_by_role("slider")).to_have_value("2")
+
+    # bertviz's head view draws the chosen layer from the vendored JavaScript (anything from a CDN
+    # would be blocked and fail the test), with the tag shown as a token, not parsed.
+    frames = page.frame_locator('iframe[title="st.iframe"]')
+    head_view = frames.first
+    page.locator('iframe[title="st.iframe"]').first.scroll_into_view_if_needed()
+    expect(head_view.locator("#vis svg text").first).to_be_visible(timeout=APP_TIMEOUT_MS)
+    expect(head_view.locator("#layer")).to_have_value("2", timeout=APP_TIMEOUT_MS)
+    tokens = " ".join(head_view.locator("#vis svg text").all_text_contents())
+    assert "<" in tokens and "img" in tokens
+    assert head_view.locator("img").count() == 0
+
+    # The model view, in its tab.
+    page.get_by_role("tab", name=en["attention.bertviz.model_tab"]).click()
+    model_view = frames.nth(1)
+    expect(model_view.locator("#vis svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
+
+    # Nothing ran: no alert, no <img src=x> anywhere on the page, no exception.
+    assert dialogs == []
+    assert page.locator("img[src='x']").count() == 0
+    assert page.locator('[data-testid="stException"]').count() == 0

@@ -1,0 +1,212 @@
+"""AppTest of the attention lesson: both languages, the live model, bad input, a GPT-2 family model.
+
+Figures are read back from the page (the plotly JSON Streamlit sends, arrays in base64) and
+compared with a capture computed here, so a test fails if the page draws the wrong numbers.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+import numpy as np
+import pytest
+
+from lib import i18n
+from lib.capture import run_capture
+from lib.quiz import load_bank
+from tests.apptest import page_text, start
+
+PAGE = "pages/05_attention.py"
+LONG_TEXT = "parola " * 7200  # the same text as tests/test_pages.py: one cached 512-token capture
+XSS = "Il gatto <img src=x onerror=alert(1)> dorme"
+
+
+@pytest.fixture(autouse=True)
+def listed(monkeypatch):
+    """switch_page needs the page in the navigation; the nav entry is added last."""
+    from ui import nav
+
+    if all(x.id != "attention" for x in nav.LESSONS):
+        monkeypatch.setattr(nav, "LESSONS", nav.LESSONS + (nav.Lesson("attention", PAGE, "👀"),))
+
+
+def arr(value) -> np.ndarray:
+    """A plotly array back to numpy: plain lists, or typed arrays {dtype, bdata, shape}."""
+    if isinstance(value, dict) and "bdata" in value:
+        out = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        return out.reshape([int(n) for n in str(shape).split(",")]) if shape else out
+    return np.asarray(value, dtype=object)
+
+
+def chart(at, key: str) -> dict | None:
+    for c in at.get("plotly_chart"):
+        if c.proto.id.endswith(f"-{key}"):
+            return json.loads(c.proto.spec)
+    return None
+
+
+def prefix(label: str) -> str:
+    return label.split("{")[0]
+
+
+def switch_model(at, fixture_model, name, monkeypatch):
+    from lib import models
+
+    monkeypatch.setattr(models, "_load_hub", lambda n, progress: fixture_model if n == name else None)
+    at.text_input(key="app.model_request").set_value(name)
+    at.button(key="app.load").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state["app.model"] == name
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_page_shows_the_live_heads_in_both_languages(lang, real):
+    at = start(lang, PAGE)
+    labels, texts = i18n.ui(lang), i18n.lesson(lang, "attention")
+    assert any(x.value == labels["lesson.attention.title"] for x in at.title)
+    body = page_text(at)
+    for section in ("intro", "heatmap", "overview", "bertviz", "formula", "why_scale", "gqa", "mask", "cost", "flash"):
+        assert prefix(texts[section].splitlines()[0])[:40] in body, section
+    assert i18n.placeholders(body) == set()  # every {name} was filled
+    # The heatmap is the model's own attention for the selected head (oracle: a fresh capture).
+    cap = run_capture(real, labels["text.example"])
+    layer, head = at.slider(key="attention.layer").value, at.slider(key="attention.head").value
+    assert (layer, head) == (real.info.n_layers // 2, 0)
+    z = arr(chart(at, "attention.heatmap")["data"][0]["z"]).astype(np.float64)
+    expected = np.where(np.tril(np.ones_like(z, dtype=bool)), cap.attention(layer, head), np.nan)
+    np.testing.assert_allclose(z, expected, atol=1e-6)
+    # The page's own check: its recomputation equals the model's weights to 1e-4.
+    check = next(s.value for s in at.success if s.value.startswith(prefix(labels["attention.check"])))
+    assert float(re.search(r"([0-9.]+e[-+][0-9]+)", check).group(1)) < 1e-4
+    # The flash demonstration equals the naive result, shown as a metric.
+    metrics = {m.label: m.value for m in at.metric}
+    assert float(metrics[labels["attention.flash.diff"]]) < 1e-9
+    assert metrics[labels["attention.gqa.saving"]].startswith("3")
+    # Pattern table, step matrices, both bertviz views, and every chart.
+    assert len(at.tabs) >= 9
+    assert len(at.get("iframe")) == 2
+    keys = {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+    assert {"attention.heatmap", "attention.overview", "attention.gqa_chart", "attention.mask_chart",
+            "attention.unmasked_chart", "attention.scaling_chart", "attention.cost_chart",
+            "attention.memory_chart", "attention.flash_chart", "attention.step.concat_chart"} <= keys
+    assert any(s.value.startswith(prefix(labels["attention.gqa.shared"])) for s in at.success)
+    assert "self_attn.o_proj" in body
+
+
+def test_overview_has_every_head_and_a_clickable_marker_each(real):
+    at = start("en", PAGE)
+    fig = chart(at, "attention.overview")
+    n_layers, n_heads = real.info.n_layers, real.info.n_heads
+    markers = fig["data"][1]
+    pairs = {tuple(int(v) for v in p) for p in arr(markers["customdata"]).reshape(-1, 2).tolist()}
+    assert pairs == {(layer, head) for layer in range(n_layers) for head in range(n_heads)}
+    n = min(run_capture(real, i18n.ui("en")["text.example"]).n_tokens, 16)
+    z = arr(fig["data"][0]["z"]).astype(np.float64)
+    assert z.shape == (n_heads * (n + 1), n_layers * (n + 1))  # one blank line between thumbnails
+    # Thumbnail (layer 2, head 1) is that head's attention, first n tokens, future blank.
+    block = z[(n + 1):(n + 1) + n, 2 * (n + 1):2 * (n + 1) + n]
+    cap = run_capture(real, i18n.ui("en")["text.example"])
+    expected = np.where(np.tril(np.ones((n, n), dtype=bool)), cap.attention(2, 1)[:n, :n], np.nan)
+    np.testing.assert_allclose(block, expected, atol=1e-6)
+
+
+def test_view_widgets_never_run_the_model(monkeypatch):
+    at = start("en", PAGE)
+    import ui.cache
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("a view widget ran the model")
+
+    monkeypatch.setattr(ui.cache, "run_capture", no_model)
+    at.slider(key="attention.layer").set_value(3)
+    at.slider(key="attention.head").set_value(7)
+    at.select_slider(key="attention.block").set_value(2)
+    at.select_slider(key="attention.dh").set_value(1024)
+    at.run()
+    assert not at.exception, at.exception
+    assert chart(at, "attention.heatmap")["layout"]["title"]["text"] == i18n.fill(
+        i18n.ui("en")["attention.heatmap_title"], layer="3", head="7")
+    at.slider(key="attention.step").set_value(at.slider(key="attention.step").max)
+    at.run()
+    assert not at.exception, at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    # Without the scaling, Dh = 1024 saturates the softmax.
+    assert int(metrics[i18n.ui("en")["attention.scaling.max_raw"]].rstrip("%")) > 90
+
+
+@pytest.mark.parametrize("lang,text,expect", [
+    ("en", "", "text.empty"),
+    ("it", "Hello", "attention.pattern.one_token"),
+    ("it", "🐱🚀🇮🇹 😀", None),
+    ("en", LONG_TEXT, "text.truncated"),
+])
+def test_bad_text_gets_a_message_not_a_traceback(lang, text, expect):
+    at = start(lang, PAGE, text=text)
+    labels = i18n.ui(lang)
+    # The parts that need no text are always there.
+    for key in ("attention.scaling_chart", "attention.cost_chart", "attention.gqa_chart"):
+        assert chart(at, key) is not None, key
+    if expect == "text.empty":
+        assert any(x.value == labels["text.empty"] for x in at.info)
+        assert chart(at, "attention.heatmap") is None and len(at.get("iframe")) == 0
+        return
+    assert chart(at, "attention.heatmap") is not None and len(at.get("iframe")) == 2
+    if expect == "attention.pattern.one_token":
+        assert any(x.value == labels[expect] for x in at.info)
+        assert any(x.value == labels["attention.unmasked.one_token"] for x in at.info)
+    elif expect == "text.truncated":
+        assert any(prefix(labels["text.truncated"]) in x.value for x in at.warning)
+        captions = [c.value for c in at.caption]
+        for key in ("attention.heatmap_cut", "attention.overview_cut"):
+            assert any(prefix(labels[key]) in c for c in captions), key
+        # What is drawn is capped; the page says so and keeps the labels readable.
+        z = arr(chart(at, "attention.heatmap")["data"][0]["z"])
+        assert z.shape == (64, 64)
+        assert len(chart(at, "attention.heatmap")["layout"]["xaxis"]["ticktext"]) == 64
+
+
+def test_token_text_is_escaped_in_the_charts():
+    at = start("en", PAGE, text=XSS)
+    ticks = " ".join(chart(at, "attention.heatmap")["layout"]["xaxis"]["ticktext"])
+    assert "&lt;" in ticks and "<img" not in ticks and "<" not in ticks.replace("&lt;", "")
+
+
+def test_out_of_range_layer_and_head_are_clamped_with_a_notice(tiny_llama, monkeypatch):
+    at = start("it", PAGE)
+    at.slider(key="attention.layer").set_value(29)
+    at.slider(key="attention.head").set_value(8)
+    at.run()
+    switch_model(at, tiny_llama, "tests/tiny-llama", monkeypatch)
+    labels = i18n.ui("it")
+    assert any(prefix(labels["attention.clamped"]) in w.value for w in at.warning)
+    assert at.slider(key="attention.layer").value == tiny_llama.info.n_layers - 1
+    assert at.slider(key="attention.head").value == tiny_llama.info.n_heads - 1
+    assert chart(at, "attention.heatmap") is not None
+
+
+def test_gpt2_family_has_no_gqa_and_uses_c_proj(tiny_gpt2, monkeypatch):
+    at = start("en", PAGE)
+    switch_model(at, tiny_gpt2, "tests/tiny-gpt2", monkeypatch)
+    labels = i18n.ui("en")
+    assert any(x.value == labels["attention.gqa.none"] for x in at.info)
+    assert "attn.c_proj" in page_text(at)
+    check = next(s.value for s in at.success if s.value.startswith(prefix(labels["attention.check"])))
+    assert float(re.search(r"([0-9.]+e[-+][0-9]+)", check).group(1)) < 1e-4
+    assert {m.label: m.value for m in at.metric}[labels["attention.gqa.saving"]].startswith("1")
+    assert len(at.get("iframe")) == 2
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_quiz_answer_is_graded(lang):
+    at = start(lang, PAGE)
+    q = next(x for x in load_bank(lang, "attention") if x.id == "scale_root")
+    at.text_input(key=f"quiz.attention.{q.id}.answer").set_value(str(int(q.answer)))
+    at.button(key=f"FormSubmitter:quiz.attention.{q.id}.form-{i18n.ui(lang)['quiz.check']}").click()
+    at.run()
+    assert not at.exception
+    assert any(q.explanation[:30] in s.value for s in at.success)
+    assert at.session_state["quiz.results"]["attention"] == {q.id: True}

@@ -1,0 +1,565 @@
+"""The attention lesson's figures, cached computations and page sections.
+
+Figure builders (`*_figure`) take data and already-translated labels and return a plotly figure,
+so they can be tested without a browser. Cached helpers are keyed by plain strings and numbers and
+read the capture from ui.cache: changing a layer, a head or a block size never re-runs the model.
+Token strings go into plotly escaped (plotly renders a few HTML tags in its text).
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from lib import attention as att
+from lib.bertviz_view import head_view_html, model_view_html
+from lib.capture import DEFAULT_MAX_TOKENS, Capture
+from lib.reference import REFERENCE_MODELS
+from ui.cache import get_capture, get_model
+from ui.core import num, t
+from ui.figures import PALETTE
+
+HEATMAP_MAX_TOKENS = 64  # a [T, T] heatmap with more rows has unreadable token labels
+OVERVIEW_TOKENS = 16  # each of the L x H thumbnails shows the first tokens only
+STEP_TOKENS = 6  # the formula's matrices on screen: the first tokens...
+STEP_DIMS = 4  # ...and the first dimensions of Q, K, V
+BERTVIZ_HEAD_TOKENS = 48  # bertviz's HTML grows with layers x heads x T²
+BERTVIZ_MODEL_TOKENS = 24
+BERTVIZ_MODEL_LAYERS = 4
+KV_TOKENS = 8192
+FAR_TOKENS = 100_000  # where the naive n x n matrix becomes a wall
+BLOCKS = (2, 4, 8, 16, 32, 64, 128)
+MAX_BLOCKS_PER_SIDE = 64  # at most 64 x 64 tiles to step through (a slider of 2,080 causal tiles)
+D_HEADS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+# Attention is peaked (much of it sits on the first token): a scale that spends more colours
+# on small weights keeps the weaker links visible. Hover shows the real value.
+COLORSCALE = [[0.0, "#ffffff"], [0.03, "#e3ecf7"], [0.12, "#a9c4e6"], [0.35, "#5b8fd0"],
+              [0.7, "#2856a3"], [1.0, "#08306b"]]
+
+
+def esc(token: str) -> str:
+    """A token as plotly text: escaped, so `<img ...>` shows as characters."""
+    return html.escape(token, quote=False)
+
+
+def token_labels(tokens, n: int | None = None) -> list[str]:
+    """Unique row/column labels "i·token" (two equal tokens must stay two rows)."""
+    return [f"{i}·{tok}" for i, tok in enumerate(tokens[:n] if n else tokens)]
+
+
+# --------------------------------------------------------------------------- cached computations
+
+
+def _cap(model_name: str, text: str, max_tokens: int) -> Capture:
+    return get_capture(model_name, text, max_tokens)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def patterns(model_name: str, text: str, max_tokens: int) -> dict[str, np.ndarray]:
+    """Pattern scores [L, H] of every head, plus the normalised entropy, for one capture."""
+    cap = _cap(model_name, text, max_tokens)
+    out = att.pattern_scores(cap.attn, cap.token_ids, att.word_ids(cap.text, cap.offsets))
+    return out
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def layer_output(model_name: str, text: str, max_tokens: int, layer: int) -> att.LayerOutput:
+    return att.layer_output(get_model(model_name), _cap(model_name, text, max_tokens), layer)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def flash(model_name: str, text: str, max_tokens: int, layer: int, head: int, block: int) -> att.FlashRun:
+    cap = _cap(model_name, text, max_tokens)
+    scale = att.module_scale(get_model(model_name), layer)
+    return att.flash_attention(cap.query(layer, head), cap.key(layer, head), cap.value(layer, head),
+                               block, block, scale=scale)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def bertviz(model_name: str, text: str, max_tokens: int, kind: str, layers: tuple[int, ...], n: int):
+    cap = _cap(model_name, text, max_tokens)
+    attn, tokens = cap.attn[:, :, :n, :n], list(cap.tokens[:n])
+    if kind == "head":
+        return head_view_html(attn, tokens, layers=list(layers))
+    return model_view_html(attn, tokens, layers=list(layers))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def scaling(d_head: int, seed: int) -> att.ScalingDemo:
+    return att.scaling_demo(d_head, seed=seed)
+
+
+def steps_of(cap: Capture, layer: int, head: int, scale: float, causal: bool = True) -> att.HeadSteps:
+    return att.capture_head_steps(cap, layer, head, scale=scale, causal=causal)
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def choose_head(n_layers: int, n_heads: int) -> tuple[int, int]:
+    """Layer and head widgets; a choice kept from a bigger model is brought back in range first."""
+    asked = (st.session_state.get("attention.layer", n_layers // 2), st.session_state.get("attention.head", 0))
+    layer, head = att.clamp_head(n_layers, n_heads, *asked)
+    if (layer, head) != asked:
+        st.warning(t("attention.clamped", layer=num(layer), head=num(head), n_layers=num(n_layers),
+                     n_heads=num(n_heads)))
+    st.session_state["attention.layer"], st.session_state["attention.head"] = layer, head
+    left, right = st.columns(2)
+    layer = left.slider(t("attention.layer"), 0, max(n_layers - 1, 1), key="attention.layer",
+                        disabled=n_layers == 1)
+    head = right.slider(t("attention.head"), 0, max(n_heads - 1, 1), key="attention.head",
+                        disabled=n_heads == 1)
+    return att.clamp_head(n_layers, n_heads, layer, head)
+
+
+def open_clicked_head() -> None:
+    """Callback of the overview: a click on a thumbnail opens that head (it only sets state)."""
+    event = st.session_state.get("attention.overview")
+    points = (event or {}).get("selection", {}).get("points", []) if event else []
+    for p in points:
+        data = p.get("customdata")
+        if data is not None and len(data) >= 2:
+            st.session_state["attention.layer"], st.session_state["attention.head"] = int(data[0]), int(data[1])
+            return
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def head_figure(weights: np.ndarray, mask: np.ndarray, tokens, labels: dict[str, str], height: int = 0) -> go.Figure:
+    """One head's [T, T] weights: queries down, keys across; hidden (masked) cells left blank."""
+    n = weights.shape[0]
+    names = [esc(x) for x in tokens[:n]]
+    z = np.where(mask, weights, np.nan)
+    hover = [[labels["hover"].format(q=names[i], i=i, k=names[j], j=j, w=f"{weights[i, j]:.3f}")
+              if mask[i, j] else labels["hidden"] for j in range(n)] for i in range(n)]
+    fig = go.Figure(go.Heatmap(z=z, zmin=0, zmax=1, colorscale=COLORSCALE, text=hover, hoverinfo="text",
+                               colorbar=dict(title=labels["weight"], thickness=12), xgap=1, ygap=1))
+    ticks = dict(tickmode="array", tickvals=list(range(n)), ticktext=names, tickfont=dict(size=10 if n > 24 else 12))
+    fig.update_xaxes(title=labels["x"], side="top", **ticks)
+    fig.update_yaxes(title=labels["y"], autorange="reversed", **ticks)
+    side = height or min(800, max(340, 22 * n + 200))
+    # The keys' labels sit on top, like a matrix: the title goes above them, clear of the ticks.
+    fig.update_layout(height=side, margin=dict(l=10, r=10, t=130, b=10),
+                      title=dict(text=labels.get("title"), y=0.99, yanchor="top", x=0.01))
+    return fig
+
+
+def overview_figure(attn: np.ndarray, n: int, selected: tuple[int, int], labels: dict[str, str],
+                    strongest: list[list[str]]) -> go.Figure:
+    """Every layer x head as one small heatmap, tiled into a single image (fast for 30 x 9).
+
+    Layers run across, heads down. A transparent square marker sits on each thumbnail: clicking
+    it selects that head (heatmap cells themselves cannot be selected in plotly).
+    """
+    n_layers, n_heads = attn.shape[:2]
+    cell = n + 1  # one blank row/column between thumbnails
+    big = np.full((n_heads * cell, n_layers * cell), np.nan)
+    tri = np.tril(np.ones((n, n), dtype=bool))
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            block = np.where(tri, attn[layer, head, :n, :n], np.nan)
+            big[head * cell:head * cell + n, layer * cell:layer * cell + n] = block
+    fig = go.Figure(go.Heatmap(z=big, zmin=0, zmax=1, colorscale=COLORSCALE, showscale=False, hoverinfo="skip"))
+    centers = [(layer * cell + (n - 1) / 2, head * cell + (n - 1) / 2, layer, head)
+               for layer in range(n_layers) for head in range(n_heads)]
+    fig.add_trace(go.Scatter(
+        x=[c[0] for c in centers], y=[c[1] for c in centers], mode="markers",
+        marker=dict(symbol="square", size=max(8, min(34, 900 // max(n_layers, 1) - 4)), color="rgba(0,0,0,0)"),
+        customdata=[[c[2], c[3]] for c in centers],
+        text=[labels["hover"].format(layer=c[2], head=c[3], pattern=strongest[c[2]][c[3]]) for c in centers],
+        hoverinfo="text", selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=1)),
+        showlegend=False))
+    sl, sh = selected
+    fig.add_shape(type="rect", x0=sl * cell - 1, x1=sl * cell + n, y0=sh * cell - 1, y1=sh * cell + n,
+                  line=dict(color=PALETTE[3], width=3))
+    fig.update_xaxes(tickmode="array", tickvals=[layer * cell + (n - 1) / 2 for layer in range(n_layers)],
+                     ticktext=[str(layer) for layer in range(n_layers)], title=labels["x"], showgrid=False,
+                     zeroline=False, range=[-1.5, n_layers * cell])
+    fig.update_yaxes(tickmode="array", tickvals=[head * cell + (n - 1) / 2 for head in range(n_heads)],
+                     ticktext=[str(head) for head in range(n_heads)], title=labels["y"], showgrid=False,
+                     zeroline=False, autorange="reversed", scaleanchor="x")
+    fig.update_layout(height=max(220, min(620, 36 * n_heads + 120)), margin=dict(l=10, r=10, t=10, b=10),
+                      dragmode=False, clickmode="event+select", plot_bgcolor="#f4f4f4")
+    return fig
+
+
+def gqa_figure(n_heads: int, n_kv_heads: int, labels: dict[str, str]) -> go.Figure:
+    """Query heads on the left, key/value heads on the right, a line for each read."""
+    groups = att.gqa_groups(n_heads, n_kv_heads)
+    fig = go.Figure()
+    span = max(n_heads - 1, 1)
+
+    def y_kv(g: int) -> float:
+        return span * (g + 0.5) / n_kv_heads
+
+    for g, members in enumerate(groups):
+        color = PALETTE[g % len(PALETTE)]
+        for h in members:
+            fig.add_trace(go.Scatter(x=[0, 1], y=[h, y_kv(g)], mode="lines", line=dict(color=color, width=2),
+                                     hoverinfo="skip", showlegend=False))
+        fig.add_trace(go.Scatter(x=[0] * len(members), y=list(members), mode="markers+text",
+                                 marker=dict(size=16, color=color), text=[labels["q"].format(h=h) for h in members],
+                                 textposition="middle left", hoverinfo="skip", showlegend=False))
+        fig.add_trace(go.Scatter(x=[1], y=[y_kv(g)], mode="markers+text", marker=dict(size=22, color=color, symbol="square"),
+                                 text=[labels["kv"].format(g=g)], textposition="middle right", hoverinfo="skip",
+                                 showlegend=False))
+    fig.update_xaxes(visible=False, range=[-0.6, 1.6])
+    fig.update_yaxes(visible=False, autorange="reversed")
+    fig.update_layout(height=max(220, 26 * n_heads + 60), margin=dict(l=10, r=10, t=30, b=10), title=labels["title"])
+    return fig
+
+
+def mask_figure(n: int, labels: dict[str, str]) -> go.Figure:
+    """Causal (decoder), none (encoder), cross-attention (decoder queries x encoder keys)."""
+    fig = make_subplots(1, 3, subplot_titles=(labels["causal"], labels["none"], labels["cross"]), horizontal_spacing=0.08)
+    mats = (np.tril(np.ones((n, n))), np.ones((n, n)), np.ones((n - 2, n)))
+    for i, m in enumerate(mats, start=1):
+        fig.add_trace(go.Heatmap(z=m, zmin=0, zmax=1, colorscale=[[0, "#eeeeee"], [1, PALETTE[0]]], showscale=False,
+                                 xgap=2, ygap=2, hoverinfo="skip"), 1, i)
+        fig.update_yaxes(autorange="reversed", showticklabels=False, title=labels["y"] if i == 1 else None, row=1, col=i)
+        fig.update_xaxes(showticklabels=False, title=labels["x_cross"] if i == 3 else labels["x"], row=1, col=i)
+    fig.update_layout(height=280, margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def scaling_figure(demo: att.ScalingDemo, labels: dict[str, str]) -> go.Figure:
+    """Left: spread of the scores with and without ÷√Dh. Right: one softmax row, both ways."""
+    fig = make_subplots(1, 2, subplot_titles=(labels["spread"], labels["row"]), horizontal_spacing=0.1)
+    fig.add_trace(go.Histogram(x=demo.raw, name=labels["raw"], opacity=0.6, marker_color=PALETTE[1], nbinsx=60), 1, 1)
+    fig.add_trace(go.Histogram(x=demo.scaled, name=labels["scaled"], opacity=0.6, marker_color=PALETTE[0], nbinsx=60), 1, 1)
+    keys = [labels["key"].format(j=j) for j in range(len(demo.weights_raw))]
+    fig.add_trace(go.Bar(x=keys, y=demo.weights_raw, name=labels["raw"], marker_color=PALETTE[1], showlegend=False), 1, 2)
+    fig.add_trace(go.Bar(x=keys, y=demo.weights_scaled, name=labels["scaled"], marker_color=PALETTE[0], showlegend=False), 1, 2)
+    # Overlaid histograms; the two bar series are shifted by hand to sit side by side.
+    fig.update_traces(width=0.4, offset=-0.4, selector=dict(type="bar", marker_color=PALETTE[1]))
+    fig.update_traces(width=0.4, offset=0.0, selector=dict(type="bar", marker_color=PALETTE[0]))
+    fig.update_layout(barmode="overlay", height=340, margin=dict(l=10, r=10, t=40, b=10),
+                      legend=dict(orientation="h", y=-0.15))
+    fig.update_yaxes(range=[0, 1], row=1, col=2)
+    return fig
+
+
+def cost_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], mark: tuple[int, float] | None,
+                labels: dict[str, str]) -> go.Figure:
+    """Attention FLOPs against tokens (log-log) for each model, the learner's text marked."""
+    fig = go.Figure()
+    for i, (name, (x, y)) in enumerate(curves.items()):
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=name, line=dict(color=PALETTE[i % len(PALETTE)])))
+    if mark:
+        fig.add_trace(go.Scatter(x=[mark[0]], y=[mark[1]], mode="markers", name=labels["yours"],
+                                 marker=dict(size=12, color=PALETTE[3])))
+    fig.update_xaxes(type="log", title=labels["x"])
+    fig.update_yaxes(type="log", title=labels["y"])
+    fig.update_layout(height=340, margin=dict(l=10, r=10, t=40, b=10), title=labels["title"],
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def memory_figure(x: np.ndarray, naive: np.ndarray, tiled: np.ndarray, labels: dict[str, str]) -> go.Figure:
+    fig = go.Figure([go.Scatter(x=x, y=naive, name=labels["naive"], line=dict(color=PALETTE[1])),
+                     go.Scatter(x=x, y=tiled, name=labels["tiled"], line=dict(color=PALETTE[2]))])
+    fig.update_xaxes(type="log", title=labels["x"])
+    fig.update_yaxes(type="log", title=labels["y"])
+    fig.update_layout(height=340, margin=dict(l=10, r=10, t=40, b=10), title=labels["title"],
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def flash_figure(run: att.FlashRun, step: int, n_tokens: int, labels: dict[str, str]) -> go.Figure:
+    """The [T, T] grid of tiles: done, the current one, skipped (above the diagonal), still to do."""
+    state = np.full((run.n_q_blocks, run.n_k_blocks), 0.0)  # 0 to do
+    for qb, kb in run.skipped:
+        state[qb, kb] = 1  # skipped
+    for s in run.steps[:step]:
+        state[s.q_block, s.k_block] = 2  # done
+    cur = run.steps[step - 1]
+    state[cur.q_block, cur.k_block] = 3
+    names = [labels["todo"], labels["skipped"], labels["done"], labels["current"]]
+    colors = ["#eef2f7", "#c8c8c8", PALETTE[0], PALETTE[3]]
+    scale = [[v, c] for i, c in enumerate(colors) for v in (i / 4, (i + 1) / 4)]
+    hover = [[names[int(state[i, j])] + f" · q {i * run.block_q}–{min(n_tokens, (i + 1) * run.block_q) - 1}"
+              f" · k {j * run.block_k}–{min(n_tokens, (j + 1) * run.block_k) - 1}"
+              for j in range(run.n_k_blocks)] for i in range(run.n_q_blocks)]
+    fig = go.Figure(go.Heatmap(z=state, zmin=0, zmax=4, colorscale=scale, showscale=False, xgap=2, ygap=2,
+                               text=hover, hoverinfo="text"))
+    few = run.n_q_blocks <= 16
+    q_ticks = [f"{i * run.block_q}–{min(n_tokens, (i + 1) * run.block_q) - 1}" for i in range(run.n_q_blocks)]
+    k_ticks = [f"{j * run.block_k}–{min(n_tokens, (j + 1) * run.block_k) - 1}" for j in range(run.n_k_blocks)]
+    fig.update_yaxes(autorange="reversed", title=labels["y"], tickmode="array" if few else "auto",
+                     tickvals=list(range(run.n_q_blocks)) if few else None, ticktext=q_ticks if few else None)
+    fig.update_xaxes(title=labels["x"], side="top", tickmode="array" if few else "auto",
+                     tickvals=list(range(run.n_k_blocks)) if few else None, ticktext=k_ticks if few else None)
+    side = min(560, max(280, 22 * run.n_q_blocks + 140))
+    fig.update_layout(height=side, margin=dict(l=10, r=10, t=70, b=10), plot_bgcolor="#ffffff")
+    return fig
+
+
+# --------------------------------------------------------------------------- page sections
+
+
+def matrix(mat: np.ndarray, rows: list[str], cols: list[str], digits: int = 2) -> pd.DataFrame:
+    """A small matrix as a table of text: numbers written the language's way, -inf as −∞ (the mask)."""
+    cells = [["−∞" if np.isneginf(x) else num(float(x), digits) for x in row] for row in np.asarray(mat)]
+    return pd.DataFrame(cells, index=rows, columns=cols)
+
+
+def head_heatmap(cap: Capture, steps: att.HeadSteps, layer: int, head: int) -> None:
+    """The selected head's heatmap (capped), with the check that rows sum to 1."""
+    n = min(cap.n_tokens, HEATMAP_MAX_TOKENS)
+    if cap.n_tokens > n:
+        st.caption(t("attention.heatmap_cut", n=num(n), total=num(cap.n_tokens)))
+    labels = {"x": t("attention.axis.key"), "y": t("attention.axis.query"), "weight": t("attention.axis.weight"),
+              "hover": t("attention.hover"), "hidden": t("attention.hover_hidden"),
+              "title": t("attention.heatmap_title", layer=layer, head=head)}
+    st.plotly_chart(head_figure(cap.attention(layer, head)[:n, :n], steps.mask[:n, :n], cap.tokens, labels),
+                    key="attention.heatmap")
+    sums = cap.attention(layer, head).sum(-1).astype(np.float64)
+    st.caption(t("attention.rows_sum", n=num(len(sums)), dev=f"{float(np.abs(sums - 1).max()):.1e}"))
+
+
+def describe(scores: dict[str, float], n_tokens: int) -> None:
+    """The head's strongest pattern in words, and every score in a small table."""
+    if n_tokens < 2:
+        st.info(t("attention.pattern.one_token"))
+        return
+    best = att.strongest_pattern(scores)
+    if best is None:
+        st.info(t("attention.pattern.none"))
+    else:
+        st.success(t(f"attention.pattern.is.{best}", share=num(round(100 * scores[best]))))
+    rows = [(t(f"attention.pattern.{p}"), "—" if not np.isfinite(scores[p]) else f"{num(round(100 * scores[p]))}%")
+            for p in att.PATTERNS]
+    st.dataframe(pd.DataFrame(rows, columns=[t("attention.pattern.col"), t("attention.pattern.share")]),
+                 hide_index=True, key="attention.patterns")
+
+
+def overview(cap: Capture, scores: dict[str, np.ndarray], layer: int, head: int) -> None:
+    n = min(cap.n_tokens, OVERVIEW_TOKENS)
+    if cap.n_tokens > n:
+        st.caption(t("attention.overview_cut", n=num(n), total=num(cap.n_tokens)))
+    def name(layer_: int, head_: int) -> str:
+        best = att.strongest_pattern({k: float(v[layer_, head_]) for k, v in scores.items()})
+        return t(f"attention.pattern.{best}") if best else t("attention.pattern.mixed")
+
+    strongest = [[name(lay, hd) for hd in range(cap.n_heads)] for lay in range(cap.n_layers)]
+    labels = {"x": t("attention.layer"), "y": t("attention.head"), "hover": t("attention.overview_hover")}
+    st.plotly_chart(overview_figure(cap.attn, n, (layer, head), labels, strongest), key="attention.overview",
+                    on_select=open_clicked_head, selection_mode="points", config={"displayModeBar": False})
+
+
+def formula_steps(cap: Capture, steps: att.HeadSteps, out: att.LayerOutput, head: int) -> None:
+    """Each step of the formula as a small matrix, in tabs."""
+    n, d = min(cap.n_tokens, STEP_TOKENS), min(steps.q.shape[1], STEP_DIMS)
+    rows = token_labels(cap.tokens, n)
+    dims = [f"d{j}" for j in range(d)] + (["…"] if steps.q.shape[1] > d else [])
+
+    def qkv(a):
+        m = matrix(a[:n, :d], rows, dims[:d])
+        if steps.q.shape[1] > d:
+            m["…"] = "…"
+        return m
+
+    tabs = st.tabs([t(f"attention.step.{s}") for s in ("qkv", "scores", "scale", "mask", "softmax", "sum", "concat")])
+    dh, tt = steps.q.shape[1], cap.n_tokens
+    with tabs[0]:
+        st.caption(t("attention.step.qkv_shape", t=num(tt), dh=num(dh), kv=num(cap.kv_head(head))))
+        cols = st.columns(3)
+        for c, name, a in zip(cols, "QKV", (steps.q, steps.k, steps.v)):
+            c.markdown(f"**{name}**")
+            c.dataframe(qkv(a), key=f"attention.step.{name}")
+    for tab, (name, mat, digits) in zip(tabs[1:5], (("scores", steps.scores, 2), ("scale", steps.scaled, 2),
+                                                     ("mask", steps.masked, 2), ("softmax", steps.weights, 3))):
+        with tab:
+            st.caption(t(f"attention.step.{name}_shape", t=num(tt), dh=num(dh), scale=num(steps.scale, 4),
+                         root=num(float(np.sqrt(dh)), 2)))
+            st.dataframe(matrix(mat[:n, :n], rows, rows, digits), key=f"attention.step.{name}")
+    with tabs[5]:
+        st.caption(t("attention.step.sum_shape", t=num(tt), dh=num(dh)))
+        st.dataframe(qkv(steps.out), key="attention.step.out")
+    with tabs[6]:
+        h = out.heads.shape[0]
+        st.caption(t("attention.step.concat_shape", t=num(tt), h=num(h), dh=num(dh), hd=num(h * dh),
+                     d=num(out.out.shape[1])))
+        share = np.linalg.norm(out.per_head, axis=-1).mean(-1)  # [H] average length of what each head writes
+        fig = go.Figure(go.Bar(x=[t("attention.head_n", h=i) for i in range(h)], y=share,
+                               marker_color=[PALETTE[3] if i == head else PALETTE[0] for i in range(h)]))
+        fig.update_layout(height=260, margin=dict(l=10, r=10, t=30, b=10), title=t("attention.step.concat_title"))
+        st.plotly_chart(fig, key="attention.step.concat_chart")
+        st.dataframe(matrix(out.out[:n, :d], rows, [f"d{j}" for j in range(d)]), key="attention.step.o")
+
+
+def check_against_model(cap: Capture, steps: att.HeadSteps, layer: int, head: int) -> None:
+    diff = float(np.abs(steps.weights - cap.attention(layer, head)).max())
+    (st.success if diff < 1e-4 else st.warning)(t("attention.check", diff=f"{diff:.1e}"))
+
+
+def gqa_section(info, cap: Capture | None, config: dict, live_name: str) -> None:
+    labels = {"q": t("attention.gqa.q"), "kv": t("attention.gqa.kv"),
+              "title": t("attention.gqa.title", h=num(info.n_heads), kv=num(info.n_kv_heads))}
+    left, right = st.columns([2, 3])
+    left.plotly_chart(gqa_figure(info.n_heads, info.n_kv_heads, labels), key="attention.gqa_chart")
+    with right:
+        if info.n_kv_heads == info.n_heads:
+            st.info(t("attention.gqa.none"))
+        elif cap is not None:
+            groups = att.gqa_groups(info.n_heads, info.n_kv_heads)
+            same = all(np.array_equal(cap.key(layer, h), cap.key(layer, g[0])) and
+                       np.array_equal(cap.value(layer, h), cap.value(layer, g[0]))
+                       for layer in range(cap.n_layers) for g in groups for h in g)
+            st.success(t("attention.gqa.shared" if same else "attention.gqa.not_shared", g=num(info.group_size)))
+        saving = {v.name: v for v in att.kv_variants(config, KV_TOKENS)}["grouped"].saving
+        st.metric(t("attention.gqa.saving"), f"{num(saving, 1)}×")
+    rows = []
+    for name, cfg in ((live_name, config), ("Llama-3 8B", REFERENCE_MODELS["Llama-3 8B"])):
+        for v in att.kv_variants(cfg, KV_TOKENS):
+            rows.append({t("attention.kv.model"): name, t("attention.kv.variant"): t(f"attention.kv.{v.name}"),
+                         t("attention.kv.heads"): num(v.n_kv_heads),
+                         t("attention.kv.mb"): num(v.bytes / 1e6, 1),
+                         t("attention.kv.saving"): f"{num(v.saving, 1)}×",
+                         t("attention.kv.effect"): t(f"attention.kv.effect.{v.name}")})
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="attention.kv_table")
+    st.caption(t("attention.kv.caption", tokens=num(KV_TOKENS)))
+
+
+def mask_section(cap: Capture, scale: float, layer: int, head: int) -> None:
+    labels = {"causal": t("attention.mask.causal"), "none": t("attention.mask.none"), "cross": t("attention.mask.cross"),
+              "x": t("attention.axis.key"), "x_cross": t("attention.mask.x_cross"), "y": t("attention.axis.query")}
+    st.plotly_chart(mask_figure(6, labels), key="attention.mask_chart")
+    if cap.n_tokens < 2:
+        st.info(t("attention.unmasked.one_token"))
+        return
+    free = steps_of(cap, layer, head, scale, causal=False)
+    n = min(cap.n_tokens, HEATMAP_MAX_TOKENS)
+    future = (free.weights * ~att.causal_mask(cap.n_tokens)).sum(-1)[:-1]  # the last row has no future
+    st.metric(t("attention.unmasked.metric"), f"{num(round(100 * float(future.mean())))}%",
+              help=t("attention.unmasked.help"))
+    labels = {"x": t("attention.axis.key"), "y": t("attention.axis.query"), "weight": t("attention.axis.weight"),
+              "hover": t("attention.hover"), "hidden": t("attention.hover_hidden"),
+              "title": t("attention.unmasked.title", layer=layer, head=head)}
+    st.plotly_chart(head_figure(free.weights[:n, :n], free.mask[:n, :n], cap.tokens, labels),
+                    key="attention.unmasked_chart")
+
+
+def scaling_section(d_head: int) -> None:
+    options = sorted(set(D_HEADS) | {d_head})
+    if st.session_state.get("attention.dh") not in options:
+        st.session_state["attention.dh"] = d_head
+    dh = st.select_slider(t("attention.scaling.dh"), options=options, key="attention.dh")
+    demo = scaling(int(dh), 0)
+    cols = st.columns(4)
+    cols[0].metric(t("attention.scaling.var_raw"), num(demo.var_raw, 1))
+    cols[1].metric(t("attention.scaling.var_scaled"), num(demo.var_scaled, 2))
+    cols[2].metric(t("attention.scaling.max_raw"), f"{num(round(100 * demo.max_raw))}%")
+    cols[3].metric(t("attention.scaling.max_scaled"), f"{num(round(100 * demo.max_scaled))}%")
+    labels = {"spread": t("attention.scaling.spread"), "row": t("attention.scaling.row"), "raw": t("attention.scaling.raw"),
+              "scaled": t("attention.scaling.scaled"), "key": t("attention.scaling.key")}
+    st.plotly_chart(scaling_figure(demo, labels), key="attention.scaling_chart")
+    keys = len(demo.weights_raw)
+    st.caption(t("attention.scaling.seed", n=num(len(demo.raw)), seed=num(demo.seed), rows=num(len(demo.raw) // keys),
+                 keys=num(keys)))
+
+
+def cost_section(info, n_tokens: int | None, live_name: str) -> None:
+    width = info.n_heads * info.d_head
+    x = np.unique(np.geomspace(16, 131072, 60).astype(int))
+    llama = REFERENCE_MODELS["Llama-3 8B"]
+    curves = {live_name: (x, np.array([att.attention_flops(n, width, info.n_layers) for n in x])),
+              "Llama-3 8B": (x, np.array([att.attention_flops(n, llama["hidden_size"], llama["num_hidden_layers"])
+                                          for n in x]))}
+    mark = (n_tokens, att.attention_flops(n_tokens, width, info.n_layers)) if n_tokens else None
+    left, right = st.columns(2)
+    left.plotly_chart(cost_figure(curves, mark, {"x": t("attention.cost.x"), "y": t("attention.cost.y"),
+                                                 "title": t("attention.cost.title"), "yours": t("attention.cost.yours")}),
+                      key="attention.cost_chart")
+    mem = [att.attention_memory(int(n), info.d_head, 64, 64) for n in x]
+    right.plotly_chart(memory_figure(x, np.array([m[0] for m in mem]), np.array([m[1] for m in mem]),
+                                     {"x": t("attention.cost.x"), "y": t("attention.memory.y"),
+                                      "title": t("attention.memory.title"), "naive": t("attention.memory.naive"),
+                                      "tiled": t("attention.memory.tiled")}), key="attention.memory_chart")
+    if n_tokens:
+        st.markdown(t("attention.cost.yours_text", n=num(n_tokens),
+                      flops=num(att.attention_flops(n_tokens, width, info.n_layers) / 1e6, 1),
+                      causal=num(att.attention_flops(n_tokens, width, info.n_layers, causal=True) / 1e6, 1),
+                      l=num(info.n_layers), d=num(width)))
+
+
+def block_options(n_tokens: int) -> list[int]:
+    """Tile sizes worth stepping through: no more than MAX_BLOCKS_PER_SIDE tiles along a side."""
+    return [b for b in BLOCKS if -(-n_tokens // b) <= MAX_BLOCKS_PER_SIDE] or [BLOCKS[-1]]
+
+
+def default_block(n_tokens: int) -> int:
+    """The smallest tile that cuts the text into at most 4 blocks a side (a handful of tiles)."""
+    options = block_options(n_tokens)
+    return next((b for b in options if -(-n_tokens // b) <= 4), options[-1])
+
+
+def flash_section(model_name: str, cap: Capture, layer: int, head: int, naive: np.ndarray) -> None:
+    left, right = st.columns([1, 2])
+    options = block_options(cap.n_tokens)
+    if st.session_state.get("attention.block") not in options:
+        st.session_state["attention.block"] = default_block(cap.n_tokens)
+    block = left.select_slider(t("attention.flash.block"), options=options, key="attention.block")
+    run = flash(model_name, cap.text, DEFAULT_MAX_TOKENS, layer, head, int(block))
+    n_steps = len(run.steps)
+    step = 1
+    if n_steps > 1:
+        # A step kept from a bigger block count (or a longer text) is brought back in range.
+        st.session_state["attention.step"] = min(max(int(st.session_state.get("attention.step", 1)), 1), n_steps)
+        step = left.slider(t("attention.flash.step"), 1, n_steps, key="attention.step")
+    s = run.steps[step - 1]
+    labels = {"todo": t("attention.flash.todo"), "skipped": t("attention.flash.skipped"), "done": t("attention.flash.done"),
+              "current": t("attention.flash.current"), "x": t("attention.flash.x"), "y": t("attention.flash.y")}
+    right.plotly_chart(flash_figure(run, step, cap.n_tokens, labels), key="attention.flash_chart")
+    left.caption(t("attention.flash.tile", step=num(step), total=num(n_steps), q0=num(s.q0), q1=num(s.q1 - 1),
+                   k0=num(s.k0), k1=num(s.k1 - 1), skipped=num(len(run.skipped))))
+    rows = [f"{s.q0 + i}·{cap.tokens[s.q0 + i]}" for i in range(s.q1 - s.q0)]
+    table = pd.DataFrame({t("attention.flash.max"): [num(float(x), 3) for x in s.row_max],
+                          t("attention.flash.sum"): [num(float(x), 3) for x in s.row_sum],
+                          t("attention.flash.rescale"): [num(float(x), 3) for x in s.rescale]}, index=rows)
+    st.dataframe(table, key="attention.flash_rows")
+    diff = float(np.abs(run.out - naive).max())
+    cols = st.columns(3)
+    cols[0].metric(t("attention.flash.diff"), f"{diff:.1e}")
+    cols[1].metric(t("attention.flash.naive_mem"), f"{num(run.naive_bytes / 1024, 1)} KiB")
+    cols[2].metric(t("attention.flash.tiled_mem"), f"{num(run.tiled_bytes / 1024, 1)} KiB")
+    far_naive, far_tiled = att.attention_memory(FAR_TOKENS, cap.q.shape[-1], run.block_q, run.block_k)
+    st.caption(t("attention.flash.mem_caption", far=num(FAR_TOKENS), naive=num(far_naive / 1e9, 1),
+                 tiled=num(far_tiled / 1e6, 2)))
+
+
+def bertviz_section(model_name: str, cap: Capture, layer: int) -> None:
+    tabs = st.tabs([t("attention.bertviz.head_tab"), t("attention.bertviz.model_tab")])
+    with tabs[0]:
+        n = min(cap.n_tokens, BERTVIZ_HEAD_TOKENS)
+        st.caption(t("attention.bertviz.head_cap", layer=num(layer), n=num(n), total=num(cap.n_tokens)))
+        view = bertviz(model_name, cap.text, DEFAULT_MAX_TOKENS, "head", (layer,), n)
+        if not view.offline:
+            st.warning(t("bertviz.cdn"))
+        st.iframe(view.html, height=max(360, 22 * n + 140))
+    with tabs[1]:
+        default = [layer]
+        kept = [c for c in st.session_state.get("attention.bertviz_layers", default) if 0 <= c < cap.n_layers]
+        st.session_state["attention.bertviz_layers"] = kept[:BERTVIZ_MODEL_LAYERS] or default
+        chosen = st.multiselect(t("attention.bertviz.layers", max=num(BERTVIZ_MODEL_LAYERS)),
+                                options=list(range(cap.n_layers)), max_selections=BERTVIZ_MODEL_LAYERS,
+                                key="attention.bertviz_layers") or default
+        n = min(cap.n_tokens, BERTVIZ_MODEL_TOKENS)
+        st.caption(t("attention.bertviz.model_cap", n=num(n), total=num(cap.n_tokens), layers=num(len(chosen))))
+        view = bertviz(model_name, cap.text, DEFAULT_MAX_TOKENS, "model", tuple(sorted(chosen)), n)
+        if not view.offline:
+            st.warning(t("bertviz.cdn"))
+        st.iframe(view.html, height=140 * len(chosen) + 160)
+
+
+def proj_name(loaded, layer: int) -> str:
+    """The output projection's name inside its block ("self_attn.o_proj", GPT-2's "attn.c_proj")."""
+    block = loaded.adapter.blocks(loaded.model)[layer]
+    target = loaded.adapter.o_proj(block)
+    return next((n for n, m in block.named_modules() if m is target), "o_proj")
