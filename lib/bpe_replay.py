@@ -30,6 +30,7 @@ import heapq
 import json
 import unicodedata
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Mapping
 
 import numpy as np
@@ -111,7 +112,12 @@ class ByteLevelBPE:
         """
         return tuple(b for b in range(256) if _BYTE_CHAR[b] not in self.vocab)
 
-    @property
+    @cached_property
+    def by_rank(self) -> dict[int, tuple[str, str]]:
+        """Rank -> merged pair (computed once: a replay looks up only the ranks it used)."""
+        return {r: p for p, r in self.ranks.items()}
+
+    @cached_property
     def id_to_piece(self) -> dict[int, str]:
         table = {i: p for p, i in self.vocab.items()}
         table.update({i: c for c, i in self.added})
@@ -440,7 +446,7 @@ def replay(text: str, model: ByteLevelBPE) -> Replay:
     cut_step = np.concatenate(parts)[:-1] if parts else np.zeros(0, dtype=np.int32)
     cut_step.setflags(write=False)
 
-    pairs = {r: p for p, r in model.ranks.items()}
+    pairs = model.by_rank
     steps = []
     for r in order:
         a, b = pairs[r]

@@ -51,7 +51,8 @@ else:
     if n == 0:
         view.draw_training(training, 0, 0, window)
     else:
-        view.player("tokenization.build", n, partial(view.draw_training, training, n=n, window_end=window))
+        view.player("tokenization.build", n, partial(view.draw_training, training, n=n, window_end=window),
+                    identity=f"{pattern}:{hash(corpus)}")
 lesson.show(text, "build_notes")
 
 # ---------------------------------------------------------------- part 2: the real model's merges
@@ -88,7 +89,8 @@ else:
         if r.n_steps == 0:
             view.draw_replay(r, 0, window)
         else:
-            view.player("tokenization.real", r.n_steps, partial(view.draw_replay, r, window_end=window))
+            view.player("tokenization.real", r.n_steps, partial(view.draw_replay, r, window_end=window),
+                        identity=f"{name}:{hash(r.text)}", speed=1 if r.n_steps <= 60 else 5)
         with st.expander(t("tokenization.real.table"), expanded=False):
             st.dataframe(view.token_table(r), hide_index=True, key="tokenization.real.token_table")
     lesson.show(text, "markers")

@@ -147,23 +147,25 @@ def _hex(data: bytes) -> str:
 
 def training_chips(training: bpe.Training, k: int, end: int) -> list[str]:
     new_id = training.merges[k - 1].id if k > 0 else -1
+    template = t("tokenization.chip.title")  # looked up once, filled per chip
     out = []
     for s in training.spans(k, 0, end):
         data = training.corpus[s.start:s.end]
-        title = t("tokenization.chip.title", id=s.id, bytes=_hex(data))
+        title = template.replace("{id}", str(s.id)).replace("{bytes}", _hex(data))
         out.append(chip(show_bytes(data), s.id, title, new=s.id == new_id, newline=data.endswith(b"\n")))
     return out
 
 
 def replay_chips(r: bpe_replay.Replay, k: int, end: int, raw: bool, show_ids: bool) -> list[str]:
     new_id = r.steps[k - 1].id if k > 0 else -2
+    template = t("tokenization.chip.title")
     out = []
     for tk in r.tokens(k, 0, end):
         data = r.data[tk.start:tk.end]
         label = tk.piece if (raw or tk.special) else show_bytes(data)
         if tk.id < 0:
             label = bpe_replay.to_byte_level(data) if raw else show_bytes(data)
-        title = t("tokenization.chip.title", id=tk.id, bytes=_hex(data))
+        title = template.replace("{id}", str(tk.id)).replace("{bytes}", _hex(data))
         out.append(chip(label, tk.id, title, new=tk.id == new_id, show_id=show_ids, dropped=tk.id < 0,
                         newline=data.endswith(b"\n")))
     return out
@@ -190,7 +192,8 @@ def pair_parts(training: bpe.Training, pair: tuple[int, int]) -> tuple[str, str]
 def pairs_figure(training: bpe.Training, k: int) -> go.Figure:
     """The most frequent pairs after k merges; the first bar is the next merge."""
     top = training.top_pairs[k] if k < len(training.top_pairs) else ()
-    labels = ["«{}» + «{}»".format(*pair_parts(training, p)) for p, _ in top]
+    table = training.vocab()
+    labels = [f"«{show_bytes(table[a])}» + «{show_bytes(table[b])}»" for (a, b), _ in top]
     counts = [c for _, c in top]
     colors = ["#C2185B"] + ["#9AA5B1"] * (len(top) - 1) if top else []
     fig = go.Figure(go.Bar(x=counts, y=labels, orientation="h", marker_color=colors, text=counts,
@@ -262,15 +265,23 @@ def _player_body(prefix: str, n_steps: int, draw: Callable[[int], None], ticking
                    help=t("tokenization.player.next"), width="stretch")
     cols[4].button("⏭", key=f"{prefix}.last", on_click=_set, args=(key, n_steps), help=t("tokenization.player.last"),
                    width="stretch")
-    st.session_state.setdefault(f"{prefix}.speed", SPEEDS[0])
     cols[5].segmented_control(t("tokenization.player.speed"), options=list(SPEEDS), format_func=lambda s: f"×{s}",
                               key=f"{prefix}.speed")
     st.slider(t("tokenization.player.step"), 0, n_steps, key=key)
     draw(step)
 
 
-def player(prefix: str, n_steps: int, draw: Callable[[int], None]) -> None:
-    """Step controls over 0..n_steps and draw(step), auto-advancing while playing (n_steps >= 1)."""
+def player(prefix: str, n_steps: int, draw: Callable[[int], None], identity: str = "", speed: int = 1) -> None:
+    """Step controls over 0..n_steps and draw(step), auto-advancing while playing (n_steps >= 1).
+
+    A new `identity` (another corpus, another text) starts again from step 0, paused; `speed` is
+    the initial number of steps per tick.
+    """
+    if st.session_state.get(f"{prefix}.identity") != identity:
+        st.session_state[f"{prefix}.identity"] = identity
+        st.session_state[f"{prefix}.step"] = 0
+        st.session_state[f"{prefix}.playing"] = False
+    st.session_state.setdefault(f"{prefix}.speed", speed)
     playing = bool(st.session_state.get(f"{prefix}.playing", False))
     st.fragment(run_every=TICK_S if playing else None)(_player_body)(prefix, n_steps, draw, playing)
 
