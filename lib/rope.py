@@ -16,8 +16,9 @@ Two conventions pair the dimensions differently, with the same maths:
   compute identical attention scores.
 
 Also here, for the lesson's demonstrations: a position-free toy attention head (random
-projections, no mask) and its RoPE version (`shuffle_demo`), the score of fixed q and k against their distance, and the cosine similarity
-between the rows of a learned absolute position table (GPT-2's alternative).
+projections, no mask) and its RoPE version (`shuffle_demo`), the score of fixed q and k against
+their distance, and the cosine similarity between the rows of a learned absolute position table
+(GPT-2's alternative).
 
 Deliberately left out: RoPE scaling variants (linear, NTK, YaRN, Llama-3's frequency bands: the
 model's own cos/sin, passed to `apply_rotary`, cover them), partial rotary dimensions, ALiBi.

@@ -13,7 +13,8 @@ lm = core.model()
 info = lm.info
 base, d_head, context = view.base_of(info), info.d_head, view.context_of(info)
 n_pairs = d_head // 2
-theta, periods = rope.frequencies(d_head, base), rope.periods(d_head, base)
+theta = view.model_frequencies(lm)  # the θ_i of the live model (equal to base^(−2i/Dh) unless scaled)
+periods = 2 * np.pi / theta
 
 st.title(t("lesson.position.title"))
 lesson.show(text, "intro")

@@ -35,6 +35,16 @@ def base_of(info: ModelInfo) -> float:
     return float(info.rope_theta) if info.rope_theta else rope.DEFAULT_BASE
 
 
+def model_frequencies(lm) -> np.ndarray:
+    """[Dh/2] the θ_i the model really uses: its rotary module's inv_freq (scaled variants included),
+    else the textbook base^(−2i/Dh) with `base_of`."""
+    rotary = lm.adapter.rotary(lm.model)
+    inv = getattr(rotary, "inv_freq", None) if rotary is not None else None
+    if inv is None:
+        return rope.frequencies(lm.info.d_head, base_of(lm.info))
+    return inv.detach().double().numpy().copy()
+
+
 def context_of(info: ModelInfo) -> int:
     return int(info.context_length or FALLBACK_CONTEXT)
 
