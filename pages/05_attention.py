@@ -31,7 +31,7 @@ if cap is not None:
     with left:
         view.head_heatmap(cap, steps, layer, head)
     with right:
-        view.describe({k: float(v[layer, head]) for k, v in scores.items()}, cap.n_tokens)
+        view.describe(cap, scores, layer, head)
         lesson.show(text, "patterns")
 
     st.subheader(t("attention.overview.header"))

@@ -348,3 +348,17 @@ def test_flash_on_the_live_head_equals_the_models_output(captures):
     assert run.naive_bytes == cap.n_tokens ** 2 * 4
     with pytest.raises(ValueError):
         flash_attention(steps.q, steps.k, steps.v, 0, 4)
+
+
+@pytest.mark.parametrize("name", ["Llama-3 8B", "GPT-2 small"])
+def test_attention_flops_agree_with_lib_arithmetic(name, real):
+    """Two ways to the same count: from (n, d, L) here, from the whole config in lib.arithmetic."""
+    from lib.arithmetic import attention_flops as from_config
+    from lib.reference import numbers
+
+    for label, cfg in ((name, REFERENCE_MODELS[name]), ("live", real.config)):
+        n = numbers(cfg)
+        for tokens in (1, 512, 2048):
+            for causal in (False, True):
+                ours = attention_flops(tokens, n["n_heads"] * n["d_head"], n["n_layers"], causal=causal)
+                assert ours == pytest.approx(from_config(cfg, tokens, causal=causal)), (label, tokens, causal)

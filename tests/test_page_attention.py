@@ -52,6 +52,12 @@ def prefix(label: str) -> str:
     return label.split("{")[0]
 
 
+@pytest.fixture(scope="module")
+def example(real):
+    """The English example text captured here, once: the oracle for what the page draws."""
+    return run_capture(real, i18n.ui("en")["text.example"])
+
+
 def switch_model(at, fixture_model, name, monkeypatch):
     from lib import models
 
@@ -64,8 +70,8 @@ def switch_model(at, fixture_model, name, monkeypatch):
 
 
 @pytest.mark.parametrize("lang", i18n.LANGS)
-def test_page_shows_the_live_heads_in_both_languages(lang, real):
-    at = start(lang, PAGE)
+def test_page_shows_the_live_heads_in_both_languages(lang, real, example):
+    at = start(lang, PAGE, text=i18n.ui("en")["text.example"])
     labels, texts = i18n.ui(lang), i18n.lesson(lang, "attention")
     assert any(x.value == labels["lesson.attention.title"] for x in at.title)
     body = page_text(at)
@@ -73,7 +79,7 @@ def test_page_shows_the_live_heads_in_both_languages(lang, real):
         assert prefix(texts[section].splitlines()[0])[:40] in body, section
     assert i18n.placeholders(body) == set()  # every {name} was filled
     # The heatmap is the model's own attention for the selected head (oracle: a fresh capture).
-    cap = run_capture(real, labels["text.example"])
+    cap = example
     layer, head = at.slider(key="attention.layer").value, at.slider(key="attention.head").value
     assert (layer, head) == (real.info.n_layers // 2, 0)
     z = arr(chart(at, "attention.heatmap")["data"][0]["z"]).astype(np.float64)
@@ -97,20 +103,19 @@ def test_page_shows_the_live_heads_in_both_languages(lang, real):
     assert "self_attn.o_proj" in body
 
 
-def test_overview_has_every_head_and_a_clickable_marker_each(real):
+def test_overview_has_every_head_and_a_clickable_marker_each(real, example):
     at = start("en", PAGE)
     fig = chart(at, "attention.overview")
     n_layers, n_heads = real.info.n_layers, real.info.n_heads
     markers = fig["data"][1]
     pairs = {tuple(int(v) for v in p) for p in arr(markers["customdata"]).reshape(-1, 2).tolist()}
     assert pairs == {(layer, head) for layer in range(n_layers) for head in range(n_heads)}
-    n = min(run_capture(real, i18n.ui("en")["text.example"]).n_tokens, 16)
+    n = min(example.n_tokens, 16)
     z = arr(fig["data"][0]["z"]).astype(np.float64)
     assert z.shape == (n_heads * (n + 1), n_layers * (n + 1))  # one blank line between thumbnails
     # Thumbnail (layer 2, head 1) is that head's attention, first n tokens, future blank.
     block = z[(n + 1):(n + 1) + n, 2 * (n + 1):2 * (n + 1) + n]
-    cap = run_capture(real, i18n.ui("en")["text.example"])
-    expected = np.where(np.tril(np.ones((n, n), dtype=bool)), cap.attention(2, 1)[:n, :n], np.nan)
+    expected = np.where(np.tril(np.ones((n, n), dtype=bool)), example.attention(2, 1)[:n, :n], np.nan)
     np.testing.assert_allclose(block, expected, atol=1e-6)
 
 

@@ -323,18 +323,20 @@ def head_heatmap(cap: Capture, steps: att.HeadSteps, layer: int, head: int) -> N
     st.caption(t("attention.rows_sum", n=num(len(sums)), dev=f"{float(np.abs(sums - 1).max()):.1e}"))
 
 
-def describe(scores: dict[str, float], n_tokens: int) -> None:
+def describe(cap: Capture, scores: dict[str, np.ndarray], layer: int, head: int) -> None:
     """The head's strongest pattern in words, and every score in a small table."""
-    if n_tokens < 2:
+    if cap.n_tokens < 2:
         st.info(t("attention.pattern.one_token"))
         return
-    best = att.strongest_pattern(scores)
+    mine = {k: float(v[layer, head]) for k, v in scores.items()}
+    best = att.strongest_pattern(mine)
     if best is None:
         st.info(t("attention.pattern.none"))
     else:
-        st.success(t(f"attention.pattern.is.{best}", share=num(round(100 * scores[best]))))
-    rows = [(t(f"attention.pattern.{p}"), "—" if not np.isfinite(scores[p]) else f"{num(round(100 * scores[p]))}%")
+        st.success(t(f"attention.pattern.is.{best}", share=num(round(100 * mine[best]))))
+    rows = [(t(f"attention.pattern.{p}"), "—" if not np.isfinite(mine[p]) else f"{num(round(100 * mine[p]))}%")
             for p in att.PATTERNS]
+    rows.append((t("attention.pattern.spread"), f"{num(round(100 * float(att.row_entropy(cap.attention(layer, head)))))}%"))
     st.dataframe(pd.DataFrame(rows, columns=[t("attention.pattern.col"), t("attention.pattern.share")]),
                  hide_index=True, key="attention.patterns")
 
