@@ -239,21 +239,40 @@ def _tensor_bytes(x: torch.Tensor | None) -> int:
     return 0 if x is None else x.numel() * x.element_size()
 
 
-def _ids(vocab: int, n: int, seed: int) -> torch.Tensor:
-    """[1, n] token ids drawn with a fixed seed (what they say does not change the cache's size)."""
+def _ids(vocab: int, n: int, seed: int, token_ids: Sequence[int] | None = None) -> torch.Tensor:
+    """[1, n] token ids: `token_ids` repeated until there are n, or drawn with a fixed seed.
+
+    What the tokens say does not change the cache's size, only how many there are.
+    Example: _ids(100, 5, 0, [7, 8]) -> [[7, 8, 7, 8, 7]]
+    """
+    if token_ids:
+        reps = -(-n // len(token_ids))
+        return torch.tensor([(list(token_ids) * reps)[:n]], dtype=torch.long)
     g = torch.Generator().manual_seed(seed)
     return torch.randint(0, vocab, (1, n), generator=g)
 
 
-def measure_cache(loaded, tokens: int, seed: int = 0) -> CacheMeasurement:
+def text_ids(loaded, text: str, limit: int) -> list[int]:
+    """The first `limit` token ids of `text` (no special tokens); [] for an empty text.
+
+    Example: text_ids(smollm2, "The cat", 10) -> [504, 2644]
+    """
+    if not text.strip():
+        return []
+    # A token takes at least one character: cutting the text first bounds the work on huge texts.
+    return list(loaded.tokenizer(text[: limit * 64], add_special_tokens=False)["input_ids"][:limit])
+
+
+def measure_cache(loaded, tokens: int, seed: int = 0, token_ids: Sequence[int] | None = None) -> CacheMeasurement:
     """Run the live model over `tokens` tokens with its cache on, and weigh the cache it returns.
 
+    The tokens are `token_ids` repeated as needed (a learner's text), or random with `seed`.
     Runs under `loaded.lock` and `torch.inference_mode()` (no hooks: the cache is the model's output).
     Example: SmolLM2-135M, 100 tokens, fp32 -> 4,608,000 bytes measured = formula (45 KiB per token)
     """
     model = loaded.model
     with loaded.lock, torch.inference_mode():
-        out = model(_ids(model.config.vocab_size, tokens, seed), use_cache=True)
+        out = model(_ids(model.config.vocab_size, tokens, seed, token_ids), use_cache=True)
     cache = out.cache
     layers, measured, dtype = [], 0, None
     kinds = cache_layers(loaded.config)

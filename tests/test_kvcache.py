@@ -184,3 +184,14 @@ def test_memory_bandwidth():
     bw = memory_bandwidth(8 * 2**20, repeats=2, clock=lambda: next(ticks))
     assert bw.best_s == 0.25 and bw.bytes_per_s == 2 * 8 * 2**20 / 0.25
     assert memory_bandwidth(2**20, repeats=1).bytes_per_s > 0
+
+
+def test_the_learners_text_is_repeated_and_the_bytes_do_not_care(tiny_llama):
+    from lib.kvcache import _ids, text_ids
+
+    assert _ids(100, 5, 0, [7, 8]).tolist() == [[7, 8, 7, 8, 7]]
+    assert text_ids(tiny_llama, "  \n", 10) == [] and len(text_ids(tiny_llama, "ciao " * 1000, 10)) == 10
+    ids = text_ids(tiny_llama, "Ciao! 🐱", 50)
+    assert len(ids) == len("Ciao! 🐱".encode())  # the byte-level test tokenizer: one id per byte
+    a, b = measure_cache(tiny_llama, 33, token_ids=ids), measure_cache(tiny_llama, 33, seed=5)
+    assert a.measured_bytes == b.measured_bytes == a.formula_bytes

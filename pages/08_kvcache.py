@@ -1,0 +1,72 @@
+"""Lesson 8: the KV cache, memory and compute. A calculator right for GQA, MLA and sliding windows,
+checked against the live model's real cache; prefill and decode timed; training and serving costs."""
+
+import streamlit as st
+
+from lib import arithmetic as A
+from lib.reference import REFERENCE_MODELS
+from ui import core, lesson, nav, quiz_widget
+from ui import kvcache_view as view
+from ui.core import num, t
+
+text = lesson.sections("kvcache")
+lm = core.model()
+info = lm.info
+name = core.display_name(info.name)
+base = REFERENCE_MODELS[view.BASE]
+live_token = A.kv_bytes_per_token(lm.config, dtype_bytes=4)
+
+st.title(t("lesson.kvcache.title"))
+lesson.show(text, "intro")
+
+st.header(t("kvcache.formula.header"))
+lesson.show(text, "formula", model_name=name, n_layers=num(info.n_layers), n_kv_heads=num(info.n_kv_heads),
+            d_head=num(info.d_head), live_token=num(live_token), live_kib=num(live_token / 1024, 1),
+            base_kib=num(A.kv_bytes_per_token(base) / 1024))
+
+st.header(t("kvcache.calc.header"))
+lesson.show(text, "calculator")
+choice = view.calculator(lm.config, name, info.n_params)
+
+st.header(t("kvcache.variants.header"))
+lesson.show(text, "variants")
+rows = {v.kind: v for v in view.variants_section(choice.tokens, choice.cache_dtype, choice.card_gb)}
+lesson.show(text, "variants_after", tokens=num(choice.tokens), mha=view.size(rows["mha"].bytes),
+            gqa=view.size(rows["gqa"].bytes), mla=view.size(rows["mla"].bytes),
+            sliding=view.size(rows["sliding"].bytes), hybrid=view.size(rows["hybrid"].bytes))
+
+st.header(t("kvcache.fact.header"))
+lesson.show(text, "fact_check")
+view.fact_check_section()
+
+st.header(t("kvcache.measure.header"))
+lesson.show(text, "measured", model_name=name, live_kib=num(live_token / 1024, 1))
+view.measured_section(core.model_name(), lm, core.text())
+lesson.show(text, "window_detail")
+
+st.header(t("kvcache.time.header"))
+lesson.show(text, "prefill_decode")
+view.timing_section(core.model_name(), lm)
+lesson.show(text, "bandwidth_bound")
+
+st.header(t("kvcache.params.header"))
+lesson.show(text, "params")
+view.params_section(lm, name)
+
+label, cfg, n_params = choice.priced()
+st.header(t("kvcache.train.header"))
+lesson.show(text, "training", model=label)
+view.training_section(n_params, label)
+
+st.header(t("kvcache.serve.header"))
+lesson.show(text, "serving")
+view.serving_section(cfg, n_params, choice.tokens, choice.cache_dtype, choice.weight_dtype)
+lesson.show(text, "batching")
+
+st.header(t("kvcache.moe.header"))
+lesson.show(text, "moe")
+view.moe_table(n_params, label)
+
+quiz_widget.render_quiz("kvcache")
+lesson.show(text, "next")
+nav.footer("kvcache")
