@@ -27,7 +27,8 @@ cap = core.capture()
 n_tokens = cap.n_tokens if cap is not None else 0
 cost, cost_ctx = logit_cost(lm.config), logit_cost(lm.config, context=n_tokens)
 ref = logit_cost(REFERENCE_MODELS["Llama-3 8B"])
-lesson.show(text, "cost", d_model=num(info.d_model), vocab=num(info.vocab_size), output=num(cost.output),
+lesson.show(text, "cost", d_model=view.tex(num(info.d_model)), vocab=view.tex(num(info.vocab_size)),
+            output=view.tex(num(cost.output)),
             weights=num(cost.weights), share=num(100 * cost.share, 1), n_tokens=num(n_tokens),
             attention=num(cost_ctx.attention), share_ctx=num(100 * cost_ctx.share, 1),
             ref_output=num(ref.output / 1e9, 2), ref_share=num(100 * ref.share, 1))
@@ -69,36 +70,19 @@ lesson.show(text, "sample")
 
 st.header(t("sampling.gen.header"))
 lesson.show(text, "generate")
+gen = None
 if cap is not None:
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
     with c1:
         view.max_new_widget()
     c2.button(t("sampling.gen.button"), key="sampling.generate", type="primary", on_click=view.request_generation,
               args=(core.model_name(), core.text(), DEFAULT_MAX_TOKENS))
-    gen = view.current_generation(core.model_name(), core.text())
+    gen = view.current_generation(core.model_name(), core.text())  # runs only for a new button press
     if gen is not None:
-        st.caption(view.settings_line(gen))
-        if gen.prompt_truncated:
-            st.caption(t("sampling.gen.prompt_cut", n=num(len(gen.prompt_ids))))
-        (st.success if gen.stop in ("eos", "max_tokens") else st.warning)(view.stop_line(gen))
-        if not gen.steps:
-            st.info(t("sampling.gen.nothing"))
-        else:
-            view.generation_chips(gen)
-            st.caption(t("sampling.gen.legend"))
-            n = len(gen.steps)
-            index = st.slider(t("sampling.gen.step"), 1, n, key="sampling.gen_step") - 1 if n > 1 else 0
-            index = min(index, n - 1)
-            s = gen.steps[index]
-            step_labels = view.labels("sampling.chart", "model", "final", "y")
-            step_labels["title"] = t("sampling.gen.step_title", step=num(index + 1), token=s.token, p=view.pct(s.prob))
-            st.plotly_chart(view.step_figure(gen, index, step_labels), key="sampling.step_chart")
-            lesson.show(text, "timing")
-            view.timing(gen, core.model_name())
-    else:
-        lesson.show(text, "timing")
-else:
-    lesson.show(text, "timing")
+        view.generation_summary(gen)
+lesson.show(text, "timing")
+if gen is not None and gen.steps:
+    view.timing(gen, core.model_name())
 
 st.header(t("sampling.loss.header"))
 lesson.show(text, "loss")
@@ -113,14 +97,15 @@ if cap is not None:
         c2.metric(t("sampling.loss.perplexity"), num(loss.perplexity, 1))
         c3.metric(t("sampling.loss.bits"), num(loss.bits_per_token, 2))
         worst = int(loss.surprise.argmax())
-        lesson.show(text, "loss_live", loss=num(loss.mean, 2), n=num(loss.n_predicted), bits=num(loss.bits_per_token, 2),
-                    ppl=num(loss.perplexity, 1), ppl_round=num(round(loss.perplexity)), vocab=num(info.vocab_size),
+        lesson.show(text, "loss_live", loss=num(loss.mean, 2), n=num(loss.n_predicted),
+                    bits=num(loss.bits_per_token, 2), ppl=num(loss.perplexity, 1),
+                    ppl_round=num(round(loss.perplexity)), vocab=num(info.vocab_size),
                     worst=view.md(cap.tokens[worst + 1]), worst_surprise=num(float(loss.surprise[worst]), 2),
                     worst_p=view.pct(float(loss.prob[worst])))
 
 st.subheader(t("sampling.drop.header"))
-lesson.show(text, "drop", saved=num(bits_saved(2.0, 1.9), 3), ppl_a=num(perplexity(2.0), 2), ppl_b=num(perplexity(1.9), 2),
-            fewer=num(100 * (1 - math.exp(-0.1)), 1))
+lesson.show(text, "drop", saved=view.tex(num(bits_saved(2.0, 1.9), 3)), ppl_a=num(perplexity(2.0), 2),
+            ppl_b=num(perplexity(1.9), 2), fewer=num(100 * (1 - math.exp(-0.1)), 1))
 
 quiz_widget.render_quiz("sampling")
 lesson.show(text, "next")

@@ -50,6 +50,18 @@ def md(token: str) -> str:
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|$<>~])", r"\\\1", token)
 
 
+def tex(number: str) -> str:
+    """A formatted number for inside $...$: a comma there is punctuation (TeX adds a space after
+    it), so it goes in braces; 49,152 -> 49{,}152 and Italian 0,144 -> 0{,}144."""
+    return number.replace(",", "{,}")
+
+
+def plotly_text(token: str) -> str:
+    """A token for a plotly label: plotly reads <...> as tags and decodes &lt; and &gt; (but not
+    every entity: html.escape's &quot; would show as it is), so only the angle brackets change."""
+    return token.replace("<", "&lt;").replace(">", "&gt;")
+
+
 def pct(p: float) -> str:
     """A probability as a percentage, with more digits when it is small."""
     digits = 1 if p >= 0.01 else 3 if p >= 1e-4 else 6
@@ -106,8 +118,8 @@ def distribution_figure(steps: FilterSteps, tokens: list[str], labels: dict[str,
     n = len(tokens)
     ids = steps.order[:n]
     x = list(range(n))
-    hover = [fill(labels["hover"], token=tok, id=str(int(i)), model=pct(steps.model[i]), final=pct(steps.final[i]))
-             for tok, i in zip(tokens, ids)]
+    hover = [fill(labels["hover"], token=plotly_text(tok), id=str(int(i)), model=pct(steps.model[i]),
+                  final=pct(steps.final[i])) for tok, i in zip(tokens, ids)]
     fig = go.Figure()
     fig.add_bar(x=x, y=steps.model[ids], name=labels["model"], marker_color=GREY, hovertext=hover, hoverinfo="text")
     fig.add_bar(x=x, y=steps.final[ids], name=labels["final"], marker_color=PALETTE[0], hovertext=hover,
@@ -124,7 +136,7 @@ def distribution_figure(steps: FilterSteps, tokens: list[str], labels: dict[str,
                            ay=-40, font=dict(color=PALETTE[3]))
     fig.update_layout(title=labels["title"], barmode="group", height=420, margin=dict(l=10, r=10, t=50, b=10),
                       yaxis=dict(title=labels["y"], range=[0, 1.05]), legend=dict(orientation="h", y=-0.35),
-                      xaxis=dict(title=labels["x"], tickvals=x, ticktext=[html.escape(s) for s in tokens],
+                      xaxis=dict(title=labels["x"], tickvals=x, ticktext=[plotly_text(s) for s in tokens],
                                  tickangle=-45))
     return fig
 
@@ -216,8 +228,28 @@ def step_figure(gen: Generation, index: int, labels: dict[str, str]) -> go.Figur
     fig.add_bar(x=x, y=s.top_probs, name=labels["final"], marker_color=colors)
     fig.update_layout(title=labels["title"], barmode="group", height=340, margin=dict(l=10, r=10, t=50, b=10),
                       yaxis=dict(title=labels["y"], range=[0, 1.05]), legend=dict(orientation="h", y=-0.4),
-                      xaxis=dict(tickvals=x, ticktext=[html.escape(tok) for tok in s.top_tokens], tickangle=-45))
+                      xaxis=dict(tickvals=x, ticktext=[plotly_text(tok) for tok in s.top_tokens], tickangle=-45))
     return fig
+
+
+def generation_summary(gen: Generation) -> None:
+    """Settings, why it stopped, the written tokens, and one step's distribution picked by a slider."""
+    st.caption(settings_line(gen))
+    if gen.prompt_truncated:
+        st.caption(t("sampling.gen.prompt_cut", n=num(len(gen.prompt_ids))))
+    (st.success if gen.stop in ("eos", "max_tokens") else st.warning)(stop_line(gen))
+    if not gen.steps:
+        st.info(t("sampling.gen.nothing"))
+        return
+    generation_chips(gen)
+    st.caption(t("sampling.gen.legend"))
+    n = len(gen.steps)
+    # A slider needs two values; a step beyond a shorter new generation is reset by Streamlit to 1.
+    index = min(st.slider(t("sampling.gen.step"), 1, n, 1, key="sampling.gen_step") - 1, n - 1) if n > 1 else 0
+    s = gen.steps[index]
+    step_labels = labels("sampling.chart", "model", "final", "y")
+    step_labels["title"] = t("sampling.gen.step_title", step=num(index + 1), token=plotly_text(s.token), p=pct(s.prob))
+    st.plotly_chart(step_figure(gen, index, step_labels), key="sampling.step_chart")
 
 
 def times_figure(gen: Generation, labels: dict[str, str]) -> go.Figure:

@@ -1,0 +1,79 @@
+"""The sampling lesson in the real browser, with no internet.
+
+Generate a few tokens, then move the temperature slider: the bar chart's data changes while the
+generated text and its measured times stay exactly as they were, so the slider re-drew the chart
+from the cached capture and the stored generation instead of running the model again.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lib import i18n
+from tests.e2e.conftest import APP_TIMEOUT_MS, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+# The 'after filters' bars as plotly.js holds them once drawn (_fullData: typed arrays decoded).
+BARS = "el => Array.from(el.querySelector('.js-plotly-plot')._fullData[1].y)"
+
+
+def slider(page, label: str):
+    return page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider").first
+
+
+def metric_value(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text()
+
+
+def test_generate_then_temperature_redraws_the_chart_without_a_model_run(page, app_url):
+    from playwright.sync_api import expect
+
+    en = i18n.ui("en")
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(f"{app_url}/sampling?lang=en")
+    wait_for_app(page, en["lesson.sampling.title"])
+    chart = page.locator('[data-testid="stPlotlyChart"]').first
+    chart.scroll_into_view_if_needed()
+    expect(chart.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
+    before = chart.evaluate(BARS)
+    assert len(before) == 20 and before[0] > 0
+
+    # Generate three tokens.
+    steps = slider(page, en["sampling.gen.max_new"])
+    steps.scroll_into_view_if_needed()
+    steps.focus()
+    page.keyboard.press("Home")  # 1 token
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")  # 3 tokens
+    expect(steps).to_have_value("3", timeout=APP_TIMEOUT_MS)
+    wait_for_app(page)
+    page.get_by_role("button", name=en["sampling.gen.button"]).click()
+    chips = page.locator(".gen-chips").first
+    expect(chips).to_be_visible(timeout=APP_TIMEOUT_MS)
+    expect(page.get_by_text(en["sampling.gen.ttft"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
+    wait_for_app(page)
+    written = chips.inner_text()
+    ttft = metric_value(page, en["sampling.gen.ttft"])
+    per_token = metric_value(page, en["sampling.gen.per_token"])
+    assert ttft.endswith("ms") and per_token.endswith("ms")
+
+    # Move the temperature to 2: the chart changes, the generation does not run again.
+    temperature = slider(page, en["sampling.temperature"])
+    temperature.scroll_into_view_if_needed()
+    temperature.focus()
+    page.keyboard.press("End")
+    expect(temperature).to_have_value("2", timeout=APP_TIMEOUT_MS)
+    page.wait_for_function(
+        "([sel, before]) => { const el = document.querySelectorAll(sel)[0];"
+        " const d = el && el.querySelector('.js-plotly-plot');"
+        " return d && d._fullData && Array.from(d._fullData[1].y)[0] < before[0] - 1e-6; }",
+        arg=['[data-testid="stPlotlyChart"]', before], timeout=APP_TIMEOUT_MS)
+    wait_for_app(page)
+    after = chart.evaluate(BARS)
+    assert after[0] < before[0]  # a hotter temperature flattens the favourite
+    assert page.locator(".gen-chips").first.inner_text() == written
+    assert metric_value(page, en["sampling.gen.ttft"]) == ttft  # the same measurement: no new run
+    assert metric_value(page, en["sampling.gen.per_token"]) == per_token
+    assert page.locator('[data-testid="stException"]').count() == 0
