@@ -20,7 +20,8 @@ lesson.show(text, "intro")
 
 st.header(t("embeddings.table.header"))
 lesson.show(text, "table", model_name=core.display_name(info.name), vocab=num(n_vocab), d_model=num(d_model),
-            shape=f"{n_vocab}, {d_model}", n_numbers=num(n_vocab * d_model), megabytes=num(n_vocab * d_model * 4 / 1e6, 1))
+            shape=f"{n_vocab}, {d_model}", n_numbers=num(n_vocab * d_model),
+            megabytes=num(n_vocab * d_model * 4 / 1e6, 1))
 cols = st.columns(3)
 cols[0].metric(t("embeddings.table.rows"), num(n_vocab))
 cols[1].metric(t("embeddings.table.cols"), num(d_model))
@@ -47,7 +48,7 @@ lesson.show(text, "pieces")
 st.header(t("embeddings.norms.header"))
 stats = view.norm_stats(name)
 lesson.show(text, "norms", pearson=num(stats.pearson, 2), spearman=num(stats.spearman, 2), vocab=num(n_vocab))
-view.norms(idx, stats, lm.tokenizer)
+view.norms(name, idx, stats)
 lesson.show(text, "why_cosine")
 
 st.header(t("embeddings.neighbours.header"))
@@ -65,12 +66,12 @@ if query is None or not query.ids or query.unknown:
 else:
     if query.n_pieces > 1:
         st.caption(t("embeddings.neighbours.mean", pieces=" · ".join(query.pieces), n=num(query.n_pieces)))
-    st.dataframe(view.neighbours_table(idx, lm.tokenizer, query, k, metric), hide_index=True,
+    st.dataframe(view.neighbours_table(name, query, k, metric), hide_index=True,
                  key="embeddings.neighbours_table")
 lesson.show(text, "pca")
 if len(pieces) >= 3:
     add = st.toggle(t("embeddings.pca.add", n=num(view.PCA_NEIGHBOURS)), value=True, key="embeddings.pca_add")
-    view.projection(idx, lm.tokenizer, pieces, add)
+    view.projection(name, pieces, add)
 else:
     st.info(t("embeddings.pca.need_three"))
 

@@ -106,7 +106,8 @@ def test_bad_word_lists_get_clear_messages(lang):
     assert any(x.value == labels["embeddings.words.one"] for x in at.info)
     assert any(x.value == labels["embeddings.pca.need_three"] for x in at.info)
     _set_words(at, ", ".join(f"word{i}" for i in range(200)))
-    assert any(x.value == i18n.fill(labels["embeddings.words.cut"], n=str(emb.MAX_WORDS), total="200") for x in at.warning)
+    cut = i18n.fill(labels["embeddings.words.cut"], n=str(emb.MAX_WORDS), total="200")
+    assert any(x.value == cut for x in at.warning)
     assert len(heatmap(at, "embeddings.cosine_chart")[0]) == emb.MAX_WORDS
     _set_words(at, "precipitevolissimevolmente, 😀, cat, " + "x" * 300)
     many_tail = i18n.fill(labels["embeddings.words.many"].split("{words}")[1], n=str(emb.MANY_PIECES))
@@ -123,7 +124,8 @@ def test_bad_word_lists_get_clear_messages(lang):
 
 
 @pytest.mark.parametrize("lang", i18n.LANGS)
-@pytest.mark.parametrize("text,expect", [("", "text.empty"), ("🐱🚀🇮🇹 😀", None), (LONG_TEXT, "text.truncated")])
+@pytest.mark.parametrize("text,expect", [("", "text.empty"), ("🐱🚀🇮🇹 😀", None),
+                                         (LONG_TEXT, "text.truncated")])
 def test_bad_learner_text(lang, text, expect):
     at = start(lang, PAGE, text=text)
     labels = i18n.ui(lang)

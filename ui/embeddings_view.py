@@ -122,8 +122,9 @@ def pca_figure(proj: emb.Projection, names: list[str], is_word: list[bool], labe
         sel = [i for i, w in enumerate(is_word) if w == kind]
         if not sel:
             continue
-        fig.add_trace(go.Scatter(x=proj.coords[sel, 0], y=proj.coords[sel, 1], mode="markers+text" if kind else "markers",
-                                 text=[names[i] for i in sel], textposition="top center", name=labels["words" if kind else "neighbours"],
+        fig.add_trace(go.Scatter(x=proj.coords[sel, 0], y=proj.coords[sel, 1],
+                                 mode="markers+text" if kind else "markers", text=[names[i] for i in sel],
+                                 textposition="top center", name=labels["words" if kind else "neighbours"],
                                  marker=dict(size=size, color=colour), hovertemplate="%{text}<extra></extra>"))
     fig.update_layout(xaxis_title=labels["x"], yaxis_title=labels["y"], height=460, margin=dict(l=10, r=10, t=30, b=10),
                       legend=dict(orientation="h", y=1.08))
@@ -157,12 +158,19 @@ def table_rows(idx: EmbeddingIndex, cap, pos_table: np.ndarray | None, n_dims: i
     (st.success if diff < 1e-4 else st.warning)(t(key, diff=num(diff, 6)))
 
 
-def norms(idx: EmbeddingIndex, stats: emb.NormStats, tokenizer) -> None:
+@st.cache_resource(max_entries=2, show_spinner=False)
+def sample_tokens(model_name: str, n_vocab: int) -> list[str]:
+    """Readable tokens of the scatter's seeded sample (the same ids on every rerun)."""
+    sample = emb.sample_ids(n_vocab, SCATTER_POINTS, seed=SCATTER_SEED)
+    return readable_tokens(get_model(model_name).tokenizer, sample.tolist())
+
+
+def norms(model_name: str, idx: EmbeddingIndex, stats: emb.NormStats) -> None:
     """Row length against token id (a seeded sample of points, the correlation over all rows)."""
     sample = emb.sample_ids(idx.shape[0], SCATTER_POINTS, seed=SCATTER_SEED)
     labels = {"x": t("embeddings.norms.x"), "y": t("embeddings.norms.y"), "hover": t("embeddings.norms.hover"),
               "points": t("embeddings.norms.points", n=num(len(sample))), "means": t("embeddings.norms.means")}
-    fig = norms_figure(idx, stats, readable_tokens(tokenizer, sample.tolist()), sample, labels)
+    fig = norms_figure(idx, stats, sample_tokens(model_name, idx.shape[0]), sample, labels)
     st.plotly_chart(fig, key="embeddings.norms_chart")
     trend = "up" if stats.spearman > 0.1 else "down" if stats.spearman < -0.1 else "flat"
     st.info(t(f"embeddings.norms.trend_{trend}", spearman=num(stats.spearman, 2), pearson=num(stats.pearson, 2)))
@@ -202,29 +210,44 @@ def word_matrix(idx: EmbeddingIndex, pieces: list[WordPieces]) -> np.ndarray:
     return np.stack([emb.word_vector(idx.table, p.ids) for p in pieces])  # [N, D]
 
 
-def neighbours_table(idx: EmbeddingIndex, tokenizer, query: WordPieces, k: int, metric: str) -> pd.DataFrame:
-    nb = emb.nearest(idx, emb.word_vector(idx.table, query.ids), k, metric)
-    return pd.DataFrame({t("embeddings.col.rank"): range(1, len(nb.ids) + 1),
-                         t("embeddings.col.token"): readable_tokens(tokenizer, nb.ids.tolist()),
-                         t("embeddings.col.id"): nb.ids,
-                         t("embeddings.col.cosine"): [num(float(c), 3) for c in nb.cosine],
-                         t("embeddings.col.distance"): [num(float(d), 3) for d in nb.distance]})
+@st.cache_data(max_entries=64, show_spinner=False)
+def _neighbours(model_name: str, ids: tuple[int, ...], k: int,
+                metric: str) -> tuple[list[int], list[str], list[float], list[float]]:
+    """Top-k over the whole table for the mean of these rows; cached, so other widgets' reruns are free."""
+    idx = index(model_name)
+    nb = emb.nearest(idx, emb.word_vector(idx.table, ids), k, metric)
+    tokens = readable_tokens(get_model(model_name).tokenizer, nb.ids.tolist())
+    return nb.ids.tolist(), tokens, nb.cosine.tolist(), nb.distance.tolist()
 
 
-def projection(idx: EmbeddingIndex, tokenizer, pieces: list[WordPieces], add_neighbours: bool) -> None:
-    """PCA of the typed words, optionally with each word's nearest tokens around it."""
-    vectors = list(word_matrix(idx, pieces))
-    names, is_word = [p.word for p in pieces], [True] * len(pieces)
+def neighbours_table(model_name: str, query: WordPieces, k: int, metric: str) -> pd.DataFrame:
+    ids, tokens, cos, dist = _neighbours(model_name, query.ids, k, metric)
+    return pd.DataFrame({t("embeddings.col.rank"): range(1, len(ids) + 1), t("embeddings.col.token"): tokens,
+                         t("embeddings.col.id"): ids, t("embeddings.col.cosine"): [num(c, 3) for c in cos],
+                         t("embeddings.col.distance"): [num(d, 3) for d in dist]})
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _projection(model_name: str, words: tuple[tuple[str, tuple[int, ...]], ...], add_neighbours: bool):
+    """PCA of the words (name, piece ids), with each word's nearest tokens if asked; cached."""
+    idx = index(model_name)
+    vectors = [emb.word_vector(idx.table, ids) for _, ids in words]
+    names, is_word = [w for w, _ in words], [True] * len(words)
     if add_neighbours:
-        taken = {i for p in pieces for i in p.ids}
-        for p in pieces:
-            for i in emb.nearest(idx, emb.word_vector(idx.table, p.ids), PCA_NEIGHBOURS + 1).ids:
-                if int(i) not in taken:
-                    taken.add(int(i))
+        taken = {i for _, ids in words for i in ids}
+        for _, ids in words:
+            for i in emb.nearest(idx, emb.word_vector(idx.table, ids), PCA_NEIGHBOURS + 1).ids.tolist():
+                if i not in taken:
+                    taken.add(i)
                     vectors.append(idx.table[i])
-                    names.append(readable_tokens(tokenizer, [int(i)])[0])
+                    names.append(readable_tokens(get_model(model_name).tokenizer, [i])[0])
                     is_word.append(False)
-    proj = emb.pca_2d(np.stack(vectors))
+    return emb.pca_2d(np.stack(vectors)), names, is_word
+
+
+def projection(model_name: str, pieces: list[WordPieces], add_neighbours: bool) -> None:
+    """PCA of the typed words, optionally with each word's nearest tokens around it."""
+    proj, names, is_word = _projection(model_name, tuple((p.word, p.ids) for p in pieces), add_neighbours)
     labels = {"x": t("embeddings.pca.x", share=num(100 * proj.explained[0], 1)),
               "y": t("embeddings.pca.y", share=num(100 * proj.explained[1], 1)),
               "words": t("embeddings.pca.words"), "neighbours": t("embeddings.pca.neighbours")}

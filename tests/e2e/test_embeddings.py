@@ -1,0 +1,42 @@
+"""The embeddings lesson in the real browser: type two words, see the cosine heatmap follow.
+
+The `page` fixture fails the test if the app tried to reach any host other than this machine.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lib import i18n
+from tests.e2e.conftest import APP_TIMEOUT_MS, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.mark.parametrize("lang", ["en", "it"])
+def test_typing_two_words_updates_the_heatmap(page, app_url, lang):
+    from playwright.sync_api import expect
+
+    labels = i18n.ui(lang)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(f"{app_url}/embeddings?lang={lang}")
+    wait_for_app(page, labels["lesson.embeddings.title"])
+    charts = page.locator('[data-testid="stPlotlyChart"]')
+
+    # The default list is drawn first: its last word labels the heatmap's axes.
+    default_last = labels["embeddings.words.default"].split(",")[-1].strip()
+    box = page.get_by_label(labels["embeddings.words.label"])
+    box.scroll_into_view_if_needed()
+    before = charts.filter(has_text=default_last).first
+    expect(before.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
+
+    box.fill("apple, banana")
+    box.press("Enter")
+    wait_for_app(page)
+    heatmap = charts.filter(has_text="banana").first  # with two words there is no PCA: only the heatmap
+    expect(heatmap).to_be_visible(timeout=APP_TIMEOUT_MS)
+    expect(heatmap).to_contain_text("apple", timeout=APP_TIMEOUT_MS)
+    expect(heatmap).not_to_contain_text(default_last, timeout=APP_TIMEOUT_MS)
+    # The page now asks for a third word before drawing the 2-D projection.
+    expect(page.get_by_text(labels["embeddings.pca.need_three"])).to_be_visible(timeout=APP_TIMEOUT_MS)
+    assert page.locator('[data-testid="stException"]').count() == 0
