@@ -22,6 +22,7 @@ class Lesson:
 LESSONS: tuple[Lesson, ...] = (
     Lesson("numbers", "pages/01_numbers.py", "🔢"),
     Lesson("position", "pages/04_position.py", "🌀"),
+    Lesson("attention", "pages/05_attention.py", "👀"),
 )
 FINAL = Lesson("final", "pages/99_final_quiz.py", "🎓")
 
