@@ -31,7 +31,8 @@ def tiny(request):
 
 
 def test_rms_and_layer_norm_textbook():
-    np.testing.assert_allclose(blk.rms_norm(np.array([3.0, 4.0]), np.ones(2), 0.0), [3 / math.sqrt(12.5), 4 / math.sqrt(12.5)])
+    rms = math.sqrt(12.5)
+    np.testing.assert_allclose(blk.rms_norm(np.array([3.0, 4.0]), np.ones(2), 0.0), [3 / rms, 4 / rms])
     np.testing.assert_allclose(blk.layer_norm(np.array([3.0, 4.0]), np.ones(2), None, 0.0), [-1.0, 1.0])
     np.testing.assert_allclose(blk.layer_norm(np.array([3.0, 4.0]), np.array([2.0, 2.0]), np.array([1.0, 0.0]), 0.0),
                                [-1.0, 2.0])
@@ -46,8 +47,8 @@ def test_rms_division_gives_length_sqrt_d():
     out = blk.rms_norm(x, np.ones(576), 0.0)
     np.testing.assert_allclose(np.linalg.norm(out, axis=-1), math.sqrt(576))
     # LayerNorm is unchanged by a shift of all components, RMSNorm is not.
-    np.testing.assert_allclose(blk.layer_norm(x + 7.0, np.ones(576), None, 1e-6), blk.layer_norm(x, np.ones(576), None, 1e-6),
-                               atol=1e-9)
+    g = np.ones(576)
+    np.testing.assert_allclose(blk.layer_norm(x + 7.0, g, None, 1e-6), blk.layer_norm(x, g, None, 1e-6), atol=1e-9)
     assert np.abs(blk.rms_norm(x + 7.0, np.ones(576), 0.0) - out).max() > 0.1
 
 
@@ -188,7 +189,8 @@ def test_linear_collapse_textbook():
 
 def test_linear_collapse_random_with_biases():
     rng = np.random.default_rng(42)
-    x, a1, b1, a2, b2 = rng.normal(size=(5, 8)), rng.normal(size=(8, 32)), rng.normal(size=32), rng.normal(size=(32, 8)), rng.normal(size=8)
+    x, a1, b1 = rng.normal(size=(5, 8)), rng.normal(size=(8, 32)), rng.normal(size=32)
+    a2, b2 = rng.normal(size=(32, 8)), rng.normal(size=8)
     c = blk.linear_collapse(x, a1, b1, a2, b2, np.tanh)
     assert c.max_diff < 1e-12 * c.scale
     assert c.act_diff > 0.1 * c.scale

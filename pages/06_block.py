@@ -1,0 +1,79 @@
+"""Lesson 6: the block — pre-norm RMSNorm, the residual stream as a blackboard, SwiGLU, the logit lens."""
+
+import streamlit as st
+
+from lib import block as blk
+from lib.capture import DEFAULT_MAX_TOKENS
+from ui import block_view as view
+from ui import core, lesson, nav, quiz_widget
+from ui.core import num, t
+
+text = lesson.sections("block")
+lm = core.model()
+info = lm.info
+name, words, max_tokens = core.model_name(), core.text(), DEFAULT_MAX_TOKENS
+arch = {"norm": t(f"arch.{info.norm}"), "act": t(f"arch.{info.activation}"), "pos": t(f"arch.{info.positional}")}
+
+st.title(t("lesson.block.title"))
+lesson.show(text, "intro")
+
+st.header(t("block.order.header"))
+lesson.show(text, "order", model_name=core.display_name(info.name), n_layers=num(info.n_layers), **arch)
+cap = core.capture(max_tokens)
+if cap is not None:
+    view.render_diagram(lm, cap.n_tokens)
+lesson.show(text, "residual_idea")
+attn_now = (t("block.history.gqa", h=num(info.n_heads), kv=num(info.n_kv_heads)) if info.group_size > 1
+            else t("block.history.mha", h=num(info.n_heads)))
+lesson.show(text, "history", attn_now=attn_now, **arch)
+
+st.header(t("block.norm.header"))
+lesson.show(text, "norm", d_model=num(info.d_model), sqrt_d=num(info.d_model ** 0.5, 2))
+if cap is not None:
+    view.render_norm(lm, cap)
+lesson.show(text, "prenorm")
+
+st.header(t("block.resid.header"))
+lesson.show(text, "blackboard")
+contrib = view.get_contributions(name, words, max_tokens) if cap is not None else None
+if cap is not None:
+    view.render_residual(lm, cap, contrib)
+lesson.show(text, "blackboard_read")
+
+st.header(t("block.nonlin.header"))
+lesson.show(text, "nonlinearity")
+if cap is not None:
+    layer = min(info.n_layers // 2, info.n_layers - 1)
+    col = view.get_collapse(name, words, max_tokens, layer)
+    lesson.show(text, "collapse_live", layer=num(layer), d_model=num(info.d_model), d_mlp=num(info.d_mlp),
+                n=num(cap.n_tokens), max_diff=view.sci(col.max_diff), act_diff=view.sci(col.act_diff),
+                scale=view.sci(col.scale), params_two=num(col.params_two), params_one=num(col.params_one))
+lesson.show(text, "activations")
+own = view.own_activation(lm)
+curves = {k: t(f"block.act.{k}") for k in blk.ACTIVATIONS} | {"own": t("block.act.own"), "y": t("block.act.y")}
+st.plotly_chart(view.curves_figure(blk.activation_curves(), own, curves), key="block.curves")
+
+st.header(t("block.mlp.header"))
+lesson.show(text, "swiglu" if view.is_gated(lm) else "gelu_mlp", act=t(f"block.act.{own}"))
+if cap is not None:
+    view.render_mlp(lm, cap, name, words, max_tokens)
+lesson.show(text, "neurons")
+
+st.header(t("block.dff.header"))
+table, dff = view.dff_table(lm)
+live = dff["live"]
+lesson.show(text, "dff", d=num(live.d), eight=num(live.eight_thirds, 2), actual=num(live.actual))
+st.dataframe(table, hide_index=True, key="block.dff_table")
+st.info(t(f"block.dff.verdict.{blk.dff_verdict(live, view.is_gated(lm))}", d=num(live.d), eight=num(live.eight_thirds, 2),
+          actual=num(live.actual), rounded=num(live.rounded), classic=num(live.classic)))
+lesson.show(text, "dff_seed")
+
+st.header(t("block.lens.header"))
+lesson.show(text, "lens", n_layers=num(info.n_layers), vocab=num(info.vocab_size))
+if cap is not None:
+    view.render_lens(lm, cap, name, words, max_tokens)
+lesson.show(text, "lens_read")
+
+quiz_widget.render_quiz("block")
+lesson.show(text, "next")
+nav.footer("block")

@@ -1,0 +1,234 @@
+"""AppTest of the block lesson: both languages, the live model, bad input, a GPT-2 family model.
+
+Figures are read back from the page (the plotly JSON Streamlit sends) and compared with numbers
+computed here from a fresh capture, so a test fails if the page draws the wrong thing.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+import numpy as np
+import pytest
+
+from lib import i18n
+from lib.capture import run_capture
+from lib.logit_lens import lens_positions
+from lib.quiz import load_bank
+from tests.apptest import page_text, start
+
+PAGE = "pages/06_block.py"
+LONG_TEXT = "parola " * 7200  # the same text as tests/test_pages.py: one cached 512-token capture
+CHARTS = ("block.diagram", "block.norm_chart", "block.resid_heatmap", "block.contrib_chart", "block.curves",
+          "block.neuron_heatmap", "block.lens_heatmap", "block.lens_curve")
+NUMBER = re.compile(r"(\d+(?:[.,]\d+)?)(?: × 10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+))?")
+
+
+@pytest.fixture(autouse=True)
+def listed(monkeypatch):
+    """switch_page needs the page in the navigation; the nav entry is added last."""
+    from ui import nav
+
+    if all(x.id != "block" for x in nav.LESSONS):
+        monkeypatch.setattr(nav, "LESSONS", nav.LESSONS + (nav.Lesson("block", PAGE, "🧱"),))
+
+
+def arr(value) -> np.ndarray:
+    """A plotly array back to numpy: plain lists, or typed arrays {dtype, bdata, shape}."""
+    if isinstance(value, dict) and "bdata" in value:
+        out = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        return out.reshape([int(n) for n in str(shape).split(",")]) if shape else out
+    return np.asarray(value, dtype=np.float64)
+
+
+def chart(at, key: str) -> dict | None:
+    for c in at.get("plotly_chart"):
+        if c.proto.id.endswith(f"-{key}"):
+            return json.loads(c.proto.spec)
+    return None
+
+
+def prefix(label: str) -> str:
+    return label.split("{")[0]
+
+
+def last_number(text: str) -> float:
+    """The last number of a sentence as the page writes it: 0, 0.02, 1.3 × 10⁻⁷ (or 1,3 in Italian)."""
+    mantissa, exponent = NUMBER.findall(text)[-1]
+    value = float(mantissa.replace(",", "."))
+    if exponent:
+        value *= 10.0 ** int(exponent.translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")))
+    return value
+
+
+def check_value(at, label: str) -> float:
+    return last_number(next(s.value for s in at.success if s.value.startswith(prefix(label))))
+
+
+def switch_model(at, fixture_model, name, monkeypatch):
+    from lib import models
+
+    monkeypatch.setattr(models, "_load_hub", lambda n, progress: fixture_model if n == name else None)
+    at.text_input(key="app.model_request").set_value(name)
+    at.button(key="app.load").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state["app.model"] == name
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_page_shows_the_live_block_in_both_languages(lang, real):
+    at = start(lang, PAGE)
+    labels, texts = i18n.ui(lang), i18n.lesson(lang, "block")
+    assert any(x.value == labels["lesson.block.title"] for x in at.title)
+    body = page_text(at)
+    for section in ("intro", "residual_idea", "prenorm", "blackboard_read", "nonlinearity", "activations",
+                    "neurons", "dff_seed", "lens_read", "next"):
+        assert prefix(texts[section].splitlines()[0])[:40] in body, section
+    assert prefix(texts["swiglu"].splitlines()[0])[:40] in body  # a gated model gets the SwiGLU text
+    assert i18n.placeholders(body) == set()  # every {name} was filled
+    for key in CHARTS:
+        assert chart(at, key) is not None, key
+    # The page's own oracles: hand-made RMSNorm vs the module, recomputed MLP vs the capture,
+    # lens at the last layer vs the model's output.
+    assert check_value(at, labels["block.norm.check"]) < 1e-4
+    assert check_value(at, labels["block.mlp.check"]) < 1e-4
+    assert check_value(at, labels["block.lens.check"]) < 1e-4
+    # The drawings show the learner's text, computed here again from a fresh capture.
+    cap = run_capture(real, labels["text.example"])
+    z = arr(chart(at, "block.resid_heatmap")["data"][0]["z"])
+    np.testing.assert_allclose(z, np.log10(np.linalg.norm(cap.resid.astype(np.float64), axis=-1)), atol=1e-5)
+    lens = chart(at, "block.lens_heatmap")["data"][0]
+    pos = lens_positions(cap.n_tokens, 24)
+    logits = cap.logits[pos].astype(np.float64)
+    probs = np.exp(logits - logits.max(-1, keepdims=True))
+    probs /= probs.sum(-1, keepdims=True)
+    np.testing.assert_allclose(arr(lens["z"])[-1], probs.max(-1), atol=1e-5)  # last row: the model's top-1
+    assert arr(lens["z"]).shape == (real.info.n_layers + 1, len(pos))
+    # The diagram has the live shapes and the model's module names; the d_ff table the seed's 14,336.
+    diagram = json.dumps(chart(at, "block.diagram"))
+    assert f"[{cap.n_tokens}, {real.info.d_model}]" in diagram and "input_layernorm" in diagram
+    dff = next(df.value for df in at.dataframe if "Llama-3 8B" in df.value.columns)
+    assert dff["Llama-3 8B"].tolist()[4] in ("14,336", "14.336")
+    assert any(x.value.startswith(prefix(labels["block.dff.verdict.eight_thirds"])) for x in at.info)
+    assert at.slider(key="block.lens_layer").value == real.info.n_layers
+
+
+def test_view_widgets_never_run_the_model(monkeypatch):
+    at = start("en", PAGE)
+    import ui.block_view
+    import ui.cache
+    from lib import block
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a view widget re-ran the model or the lens")
+
+    monkeypatch.setattr(ui.cache, "run_capture", forbidden)
+    monkeypatch.setattr(ui.block_view, "logit_lens", forbidden)
+    monkeypatch.setattr(block, "contributions", forbidden)
+    labels = i18n.ui("en")
+    at.slider(key="block.lens_layer").set_value(3)
+    at.selectbox(key="block.lens_pos").set_value(0)
+    at.slider(key="block.norm_layer").set_value(2)
+    at.selectbox(key="block.resid_token").set_value(1)
+    at.run()
+    assert not at.exception, at.exception
+    reading = i18n.fill(labels["block.lens.reading"], layer="3").split(",")[0]  # "**Layer 3**"
+    assert any(m.value.startswith(reading) for m in at.markdown), reading
+    # The frame on the lens grid moved to row 3; the curve's marker too.
+    shape = chart(at, "block.lens_heatmap")["layout"]["shapes"][0]
+    assert (shape["y0"], shape["y1"]) == (2.5, 3.5)
+    assert chart(at, "block.lens_curve")["layout"]["shapes"][0]["x0"] == 3
+
+
+@pytest.mark.parametrize("lang,text,expect", [
+    ("en", "", "text.empty"),
+    ("it", "🐱🚀🇮🇹 😀", None),
+    ("en", "A", None),
+    ("it", "Costo $5 *forte* <img src=x onerror=alert(1)> `x`", None),
+    ("en", LONG_TEXT, "text.truncated"),
+])
+def test_bad_text_gets_a_message_not_a_traceback(lang, text, expect):
+    at = start(lang, PAGE, text=text)
+    labels = i18n.ui(lang)
+    assert not at.exception
+    # What needs no text is always there.
+    assert chart(at, "block.curves") is not None
+    assert any(df.value.shape[0] == 8 for df in at.dataframe)  # the d_ff table
+    if expect == "text.empty":
+        assert any(x.value == labels["text.empty"] for x in at.info)
+        assert chart(at, "block.lens_heatmap") is None and chart(at, "block.diagram") is None
+        return
+    for key in CHARTS:
+        assert chart(at, key) is not None, key
+    ticks = " ".join(chart(at, "block.resid_heatmap")["layout"]["xaxis"]["ticktext"])
+    assert "<img" not in ticks
+    if expect == "text.truncated":
+        assert any(prefix(labels["text.truncated"]) in x.value for x in at.warning)
+        assert any(prefix(labels["block.lens.window"]) in c.value for c in at.caption)
+        assert arr(chart(at, "block.lens_heatmap")["data"][0]["z"]).shape[1] == 24
+
+
+def test_out_of_range_values_are_clamped_with_a_notice(tiny_llama, monkeypatch):
+    """Layers chosen on a 30-layer model, then a 2-layer one; positions chosen on a longer text,
+    then a shorter one: every choice moves into range, with a notice, never a traceback."""
+    at = start("it", PAGE)
+    labels = i18n.ui("it")
+    notice = prefix(labels["block.clamped"])
+    at.slider(key="block.lens_layer").set_value(25)
+    at.slider(key="block.norm_layer").set_value(20)
+    at.slider(key="block.mlp_layer").set_value(15)
+    at.run()
+    switch_model(at, tiny_llama, "tests/tiny-llama", monkeypatch)
+    assert sum(notice in w.value for w in at.warning) == 3
+    L = tiny_llama.info.n_layers
+    assert at.slider(key="block.lens_layer").value == L
+    assert at.slider(key="block.norm_layer").value == at.slider(key="block.mlp_layer").value == L - 1
+    keys = ("block.lens_pos", "block.resid_token", "block.norm_token")
+    for key in keys:
+        box = at.selectbox(key=key)
+        box.set_value(len(box.options) - 1)
+    at.run()
+    at.text_area(key="app.text").set_value("Ciao")
+    at.run()
+    assert not at.exception, at.exception
+    assert sum(notice in w.value for w in at.warning) == 3
+    for key in keys:
+        box = at.selectbox(key=key)
+        assert len(box.options) == 4 and box.index == 3
+
+
+def test_quiz_on_the_page_is_graded():
+    at = start("en", PAGE)
+    q = next(x for x in load_bank("en", "block") if x.id == "dff_llama3")
+    at.text_input(key=f"quiz.block.{q.id}.answer").set_value("14336")
+    at.button(key=f"FormSubmitter:quiz.block.{q.id}.form-{i18n.ui('en')['quiz.check']}").click()
+    at.run()
+    assert not at.exception
+    assert at.session_state["quiz.results"]["block"] == {q.id: True}
+
+
+def test_gpt2_family_layernorm_gelu_c_fc(tiny_gpt2, monkeypatch):
+    at = start("en", PAGE)
+    switch_model(at, tiny_gpt2, "tests/tiny-gpt2", monkeypatch)
+    labels, texts = i18n.ui("en"), i18n.lesson("en", "block")
+    body = page_text(at)
+    assert prefix(texts["gelu_mlp"].splitlines()[0])[:40] in body
+    assert i18n.placeholders(body) == set()
+    diagram = json.dumps(chart(at, "block.diagram"))
+    assert "transformer.h.{l}.ln_1" in diagram and "transformer.h.{l}.mlp" in diagram
+    assert labels["arch.layernorm"] in diagram and "gate" not in diagram
+    assert any(x.value.startswith(prefix(labels["block.dff.verdict.classic"])) for x in at.info)
+    assert check_value(at, labels["block.norm.check"]) < 1e-4
+    assert check_value(at, labels["block.mlp.check"]) < 1e-4
+    assert check_value(at, labels["block.lens.check"]) < 1e-4
+    # The neuron table has no gate column for a plain MLP.
+    neurons = next(df.value for df in at.dataframe if labels["block.mlp.col.neuron"] in df.value.columns)
+    assert labels["block.mlp.col.pre"] in neurons.columns and labels["block.mlp.col.gate"] not in neurons.columns
+    # The curve of its own activation is the tanh GELU (GPT-2's gelu_new).
+    names = [d["name"] for d in chart(at, "block.curves")["data"]]
+    assert any(n.startswith(labels["block.act.gelu_tanh"] + " ←") for n in names)
+    assert at.slider(key="block.lens_layer").value == tiny_gpt2.info.n_layers

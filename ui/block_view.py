@@ -1,0 +1,454 @@
+"""Streamlit and plotly helpers for the block lesson (pages/06_block.py).
+
+Heavy work is cached here per (model, text): the attention/MLP split of every block, the logit
+lens over the last LENS_WINDOW positions, one layer's MLP branches. Sliders that pick a layer, a
+token or a position only choose what to draw from those cached results: the model never re-runs.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from lib import block as blk
+from lib.arithmetic import dims
+from lib.capture import DEFAULT_MAX_TOKENS, Capture
+from lib.logit_lens import Lens, lens_positions, logit_lens
+from lib.models import LoadedModel
+from lib.reference import REFERENCE_MODELS
+from lib.tokens import readable_tokens
+from ui.cache import get_capture, get_model
+from ui.core import num, t
+from ui.figures import PALETTE
+
+LENS_WINDOW = 24  # positions the lens reads (the end of the text): 31 × 24 × 49152 logits
+LENS_TOP_K = 5
+TOP_NEURONS = 10
+SHORT = 10  # characters of a token shown inside a heatmap cell
+SEED_MODEL = "Llama-3 8B"  # the model whose MLP width seed 001 works out
+
+# --------------------------------------------------------------------------- cached computations
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def get_contributions(model_name: str, text: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> blk.Contributions:
+    return blk.contributions(get_model(model_name), get_capture(model_name, text, max_tokens))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def get_lens(model_name: str, text: str, max_tokens: int = DEFAULT_MAX_TOKENS, window: int = LENS_WINDOW) -> Lens:
+    cap = get_capture(model_name, text, max_tokens)
+    return logit_lens(get_model(model_name), cap.resid, lens_positions(cap.n_tokens, window), k=LENS_TOP_K)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def get_branches(model_name: str, text: str, max_tokens: int, layer: int) -> blk.MlpBranches:
+    contrib = get_contributions(model_name, text, max_tokens)
+    return blk.mlp_branches(get_model(model_name), get_capture(model_name, text, max_tokens), layer,
+                            contrib.attn_out[layer])
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def get_collapse(model_name: str, text: str, max_tokens: int, layer: int) -> blk.Collapse:
+    branches = get_branches(model_name, text, max_tokens, layer)
+    return blk.mlp_collapse(get_model(model_name), layer, branches.normed)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def token_strings(model_name: str, ids: tuple[int, ...]) -> tuple[str, ...]:
+    return tuple(readable_tokens(get_model(model_name).tokenizer, list(ids)))
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def sci(x: float) -> str:
+    """A tiny or huge number as 2.8 × 10⁻¹⁴ (decimal mark of the current language)."""
+    if x == 0 or not math.isfinite(x):
+        return num(x)
+    e = int(math.floor(math.log10(abs(x))))
+    if -3 <= e <= 4:
+        return num(x, 3 if e < 0 else 2)
+    sup = str(e).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{num(round(x / 10 ** e, 1))} × 10{sup}"
+
+
+def clamp_state(key: str, lo: int, hi: int, default: int) -> None:
+    """Keep a widget's remembered value inside lo..hi (the model or the text may have changed),
+    saying so when it had to move."""
+    value = st.session_state.get(key, default)
+    try:
+        value = int(value)
+    except (TypeError, ValueError):
+        value = default
+    if value < lo or value > hi:
+        st.warning(t("block.clamped", value=num(value), lo=num(lo), hi=num(hi)))
+        value = min(max(value, lo), hi)
+    st.session_state[key] = value
+
+
+def token_label(cap: Capture, i: int) -> str:
+    return f"{i}: {cap.tokens[i]}"
+
+
+def short(s: str) -> str:
+    return s if len(s) <= SHORT else s[: SHORT - 1] + "…"
+
+
+def esc(s: str) -> str:
+    """A token for plotly text, which reads a subset of HTML: "<img" must stay text."""
+    return html.escape(s, quote=False)
+
+
+def md(s: str) -> str:
+    """A token for Markdown (captions, prose): punctuation such as $ * _ ` must not format anything."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|$<>~])", r"\\\1", s)
+
+
+def shape(s: tuple[int, ...]) -> str:
+    return "[" + ", ".join(num(x) for x in s) + "]"
+
+
+def token_select(label_key: str, key: str, cap: Capture, default: int) -> int:
+    clamp_state(key, 0, cap.n_tokens - 1, default)
+    return st.selectbox(t(label_key), options=range(cap.n_tokens), key=key,
+                        format_func=lambda i: token_label(cap, i) if 0 <= i < cap.n_tokens else str(i))
+
+
+# --------------------------------------------------------------------------- the block, drawn
+
+
+def diagram_figure(steps: list[blk.Step], labels: dict[str, str]) -> go.Figure:
+    """The block as boxes and arrows: the residual spine on the left, the two branches on the
+    right, each reading a normalised copy and adding its result back on the spine."""
+    by_kind = {s.kind: s for s in steps}
+    norms = [s for s in steps if s.kind == "norm"]
+    spine, cx, w = 1.4, 6.4, 5.6
+    rows = [("norm", norms[0], -1.5), ("attention", by_kind["attention"], -3.0), ("add", None, -4.4),
+            ("norm", norms[1], -5.8), ("mlp", by_kind["mlp"], -7.3), ("add", None, -8.7)]
+    fig = go.Figure()
+    fills = {"norm": "#DCE8F5", "attention": "#FCE3CC", "mlp": "#D9EED5"}
+    ann = []
+
+    def arrow(x0, y0, x1, y1):
+        ann.append(dict(x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", showarrow=True,
+                        arrowhead=2, arrowsize=1.2, arrowwidth=1.5, arrowcolor="#555", text=""))
+
+    fig.add_shape(type="line", x0=spine, y0=0.2, x1=spine, y1=-9.75, line=dict(color="#888", width=4), layer="below")
+    ann.append(dict(x=spine, y=-10.0, ax=spine, ay=-9.6, xref="x", yref="y", axref="x", ayref="y", showarrow=True,
+                    arrowhead=2, arrowsize=0.8, arrowwidth=4, arrowcolor="#888", text=""))
+    for kind, step, y in rows:
+        if kind == "add":  # a marker, not a shape: its size is in pixels, so it stays round
+            fig.add_trace(go.Scatter(x=[spine], y=[y], mode="markers+text", text=["<b>+</b>"], hoverinfo="skip",
+                                     textfont=dict(size=18, color="#333"),
+                                     marker=dict(size=30, color="white", line=dict(color="#333", width=2))))
+            ann.append(dict(x=spine - 0.45, y=y, text=labels["add"], showarrow=False, xanchor="right",
+                            font=dict(size=12)))
+            continue
+        fig.add_shape(type="rect", x0=cx - w / 2, y0=y - 0.5, x1=cx + w / 2, y1=y + 0.5, fillcolor=fills[kind],
+                      line=dict(color="#555", width=1.5))
+        inner = " · ".join(f"{n} {shape(s)}" for n, s in step.inner)
+        text = f"<b>{labels[kind]}</b>  <span style='font-size:11px'>{step.module}</span>"
+        if inner:
+            text += f"<br><span style='font-size:11px'>{inner}</span>"
+        ann.append(dict(x=cx, y=y, text=text, showarrow=False, font=dict(size=13)))
+    # Branches: from the spine to the norm, norm to sub-layer, sub-layer back to the spine's adder.
+    for y_norm, y_sub, y_add in ((-1.5, -3.0, -4.4), (-5.8, -7.3, -8.7)):
+        fig.add_shape(type="line", x0=spine, y0=y_norm + 0.85, x1=cx, y1=y_norm + 0.85, line=dict(color="#555", width=1.5))
+        arrow(cx, y_norm + 0.85, cx, y_norm + 0.5)
+        arrow(cx, y_norm - 0.5, cx, y_sub + 0.5)
+        fig.add_shape(type="line", x0=cx, y0=y_sub - 0.5, x1=cx, y1=y_add, line=dict(color="#555", width=1.5))
+        arrow(cx, y_add, spine + 0.3, y_add)
+        ann.append(dict(x=cx + 0.1, y=(y_sub - 0.5 + y_add) / 2, text=shape(by_kind["attention"].shape_out),
+                        showarrow=False, xanchor="left", font=dict(size=11, color="#555")))
+    ann.append(dict(x=spine, y=0.45, text=f"<b>{labels['in']}</b> {shape(norms[0].shape_in)}", showarrow=False,
+                    xanchor="left", font=dict(size=12)))
+    ann.append(dict(x=spine, y=-10.25, text=f"<b>{labels['out']}</b> {shape(norms[0].shape_in)}", showarrow=False,
+                    xanchor="left", font=dict(size=12)))
+    ann.append(dict(x=spine - 0.2, y=-2.4, text=labels["residual"], showarrow=False, textangle=-90,
+                    xanchor="right", font=dict(size=11, color="#666")))
+    fig.update_layout(annotations=ann, height=560, margin=dict(l=10, r=10, t=10, b=10), showlegend=False,
+                      plot_bgcolor="white", xaxis=dict(visible=False, range=[-0.5, 9.8]),
+                      yaxis=dict(visible=False, range=[-10.6, 0.8]))
+    return fig
+
+
+def render_diagram(lm: LoadedModel, n_tokens: int) -> None:
+    info = lm.info
+    steps = blk.block_steps(lm, n_tokens)
+    labels = {"norm": t(f"arch.{info.norm}"), "attention": t("block.diagram.attention"),
+              "mlp": t("block.diagram.mlp", act=t(f"arch.{info.activation}")), "add": t("block.diagram.add"),
+              "in": t("block.diagram.in"), "out": t("block.diagram.out", layers=num(info.n_layers)),
+              "residual": t("block.diagram.residual")}
+    st.plotly_chart(diagram_figure(steps, labels), key="block.diagram")
+    with st.expander(t("block.path.title")):
+        st.dataframe(pd.DataFrame({
+            t("block.path.step"): [t(f"block.step.{s.kind}") for s in steps],
+            t("block.path.module"): [s.module or "—" for s in steps],
+            t("block.path.in"): [shape(s.shape_in) for s in steps],
+            t("block.path.out"): [shape(s.shape_out) for s in steps]}), hide_index=True, key="block.path")
+
+
+# --------------------------------------------------------------------------- the norms
+
+
+def norm_figure(steps: blk.NormSteps, labels: dict[str, str]) -> go.Figure:
+    dim = np.arange(steps.x.shape[0])
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.07,
+                        subplot_titles=(labels["x"], labels["g"], labels["out"]))
+    fig.add_trace(go.Scatter(x=dim, y=steps.x, mode="lines", name="x", showlegend=False, line=dict(color=PALETTE[0])), 1, 1)
+    fig.add_trace(go.Scatter(x=dim, y=steps.weight, mode="lines", name="g", showlegend=False,
+                             line=dict(color=PALETTE[2])), 2, 1)
+    fig.add_trace(go.Scatter(x=dim, y=steps.rms_out, mode="lines", name=labels["rms"], line=dict(color=PALETTE[1])), 3, 1)
+    fig.add_trace(go.Scatter(x=dim, y=steps.layer_out, mode="lines", name=labels["layer"],
+                             line=dict(color=PALETTE[3], dash="dot")), 3, 1)
+    fig.update_layout(height=520, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.08))
+    fig.update_xaxes(title_text=labels["dim"], row=3, col=1)
+    return fig
+
+
+def render_norm(lm: LoadedModel, cap: Capture) -> None:
+    L = lm.info.n_layers
+    clamp_state("block.norm_layer", 0, L - 1, min(L // 2, L - 1))
+    left, right = st.columns(2)
+    layer = left.slider(t("block.norm.layer"), 0, L - 1, key="block.norm_layer")
+    with right:
+        tok = token_select("block.norm.token", "block.norm_token", cap, cap.n_tokens - 1)
+    module = blk.block_norm(lm, layer, "attn")
+    params = blk.norm_params(module, lm.info.norm)
+    steps = blk.norm_steps(cap.resid[layer, tok], params)
+    theirs = blk.module_output(lm, module, cap.resid[layer, tok][None])[0]
+    cols = st.columns(5)
+    cols[0].metric(t("block.norm.mean"), num(steps.mean, 3))
+    cols[1].metric(t("block.norm.rms"), num(steps.rms, 3))
+    cols[2].metric(t("block.norm.std"), num(steps.std, 3))
+    cols[3].metric(t("block.norm.length_in"), num(float(np.linalg.norm(steps.x)), 1))
+    cols[4].metric(t("block.norm.length_scaled"), num(float(np.linalg.norm(steps.scaled)), 2),
+                   help=t("block.norm.sqrt_d", d=num(lm.info.d_model), root=num(math.sqrt(lm.info.d_model), 2)))
+    labels = {"x": t("block.norm.fig.x", layer=num(layer), token=esc(cap.tokens[tok])), "g": t("block.norm.fig.g"),
+              "out": t("block.norm.fig.out"), "rms": t("arch.rmsnorm"), "layer": t("arch.layernorm"),
+              "dim": t("block.norm.fig.dim")}
+    st.plotly_chart(norm_figure(steps, labels), key="block.norm_chart")
+    diff = float(np.abs(theirs - steps.out).max())
+    st.success(t("block.norm.check", norm=t(f"arch.{lm.info.norm}"), diff=sci(diff)))
+    st.caption(t("block.norm.gap", diff=num(float(np.abs(steps.rms_out - steps.layer_out).max()), 3),
+                 mean=num(steps.mean, 3)))
+
+
+# --------------------------------------------------------------------------- the residual stream
+
+
+def residual_heatmap(norms: np.ndarray, tokens: list[str], labels: dict[str, str]) -> go.Figure:
+    z = np.log10(np.maximum(norms, 1e-6))
+    hover = [[labels["hover"].format(layer=l, token=esc(tokens[i]), norm=num(float(norms[l, i]), 1))
+              for i in range(norms.shape[1])] for l in range(norms.shape[0])]
+    fig = go.Figure(go.Heatmap(z=z, x=list(range(norms.shape[1])), y=list(range(norms.shape[0])), text=hover,
+                               hoverinfo="text", colorscale="Viridis",
+                               colorbar=dict(title=labels["color"], tickvals=list(range(0, 6)),
+                                             ticktext=[num(10 ** e) for e in range(0, 6)])))
+    n = len(tokens)
+    step = max(1, n // 40)
+    fig.update_layout(height=max(320, 14 * norms.shape[0] + 140), margin=dict(l=10, r=10, t=30, b=10),
+                      xaxis=dict(title=labels["x"], tickvals=list(range(0, n, step)),
+                                 ticktext=[esc(short(tokens[i])) for i in range(0, n, step)]),
+                      yaxis=dict(title=labels["y"]), title=labels["title"])
+    return fig
+
+
+def contribution_figure(c: blk.Contributions, tok: int, labels: dict[str, str]) -> go.Figure:
+    layers = list(range(c.attn_norm.shape[0]))
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=layers, y=c.attn_norm[:, tok], name=labels["attn"], marker_color=PALETTE[1]))
+    fig.add_trace(go.Bar(x=layers, y=c.mlp_norm[:, tok], name=labels["mlp"], marker_color=PALETTE[2]))
+    fig.add_trace(go.Scatter(x=list(range(c.resid_norm.shape[0])), y=c.resid_norm[:, tok], name=labels["resid"],
+                             mode="lines+markers", line=dict(color=PALETTE[0])))
+    fig.update_layout(barmode="group", height=380, margin=dict(l=10, r=10, t=40, b=10), title=labels["title"],
+                      xaxis_title=labels["x"], yaxis=dict(title=labels["y"], type="log"),
+                      legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def render_residual(lm: LoadedModel, cap: Capture, c: blk.Contributions) -> None:
+    toks = list(cap.tokens)
+    labels = {"hover": t("block.resid.hover"), "color": t("block.resid.color"), "x": t("block.resid.x"),
+              "y": t("block.resid.y"), "title": t("block.resid.title")}
+    st.plotly_chart(residual_heatmap(c.resid_norm, toks, labels), key="block.resid_heatmap")
+    tok = token_select("block.resid.token", "block.resid_token", cap, cap.n_tokens - 1)
+    labels = {"attn": t("block.contrib.attn"), "mlp": t("block.contrib.mlp"), "resid": t("block.contrib.resid"),
+              "x": t("block.resid.y"), "y": t("block.contrib.y"), "title": t("block.contrib.title", token=esc(toks[tok]))}
+    st.plotly_chart(contribution_figure(c, tok, labels), key="block.contrib_chart")
+    biggest = int(np.argmax(c.resid_norm[-1]))
+    st.caption(t("block.resid.biggest", token=md(token_label(cap, biggest)), norm=num(float(c.resid_norm[-1, biggest]), 1),
+                 median=num(float(np.median(c.resid_norm[-1])), 1)))
+
+
+# --------------------------------------------------------------------------- non-linearity and SwiGLU
+
+
+def curves_figure(curves: dict[str, np.ndarray], own: str, labels: dict[str, str]) -> go.Figure:
+    fig = go.Figure()
+    for i, name in enumerate(blk.ACTIVATIONS):
+        width = 4 if name == own else 2
+        fig.add_trace(go.Scatter(x=curves["x"], y=curves[name], mode="lines", line=dict(color=PALETTE[i], width=width),
+                                 name=labels[name] + (f" ← {labels['own']}" if name == own else "")))
+    fig.update_layout(height=360, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="x", yaxis_title=labels["y"],
+                      legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def is_gated(lm: LoadedModel) -> bool:
+    """True when the MLP has a gate branch (SwiGLU), False for a plain one (GPT-2's GELU)."""
+    return lm.adapter.mlp_branches(lm.adapter.blocks(lm.model)[0])[0] is not None
+
+
+def own_activation(lm: LoadedModel) -> str:
+    _, _, act = lm.adapter.mlp_branches(lm.adapter.blocks(lm.model)[0])
+    return blk.which_activation(act)
+
+
+def neuron_table(br: blk.MlpBranches, neurons: list[blk.Neuron], cap: Capture, act_name: str) -> pd.DataFrame:
+    rows = {t("block.mlp.col.neuron"): [n.index for n in neurons],
+            t("block.mlp.col.token"): [token_label(cap, n.position) for n in neurons]}
+    if br.gate is not None:
+        rows[t("block.mlp.col.gate")] = [num(float(br.gate[n.position, n.index]), 3) for n in neurons]
+        rows[t("block.mlp.col.act", act=act_name)] = [num(float(br.act[n.position, n.index]), 3) for n in neurons]
+        rows[t("block.mlp.col.up")] = [num(float(br.up[n.position, n.index]), 3) for n in neurons]
+    else:
+        rows[t("block.mlp.col.pre")] = [num(float(br.up[n.position, n.index]), 3) for n in neurons]
+    rows[t("block.mlp.col.product")] = [num(float(br.product[n.position, n.index]), 3) for n in neurons]
+    return pd.DataFrame(rows)
+
+
+def neuron_heatmap(product: np.ndarray, neurons: list[blk.Neuron], tokens: list[str], labels: dict[str, str]) -> go.Figure:
+    cols = [n.index for n in neurons]
+    z = product[:, cols]  # [T, k]
+    top = float(np.abs(z).max()) or 1.0
+    fig = go.Figure(go.Heatmap(z=z, x=[f"#{c}" for c in cols], y=list(range(len(tokens))), zmin=-top, zmax=top,
+                               colorscale="RdBu", reversescale=True, colorbar=dict(title=labels["color"])))
+    fig.update_layout(height=max(300, 18 * len(tokens) + 120), margin=dict(l=10, r=10, t=30, b=10),
+                      yaxis=dict(autorange="reversed", tickvals=list(range(len(tokens))),
+                                 ticktext=[esc(short(s)) for s in tokens], title=labels["y"]),
+                      xaxis=dict(title=labels["x"], type="category"), title=labels["title"])
+    return fig
+
+
+def render_mlp(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_tokens: int) -> blk.MlpBranches:
+    L = lm.info.n_layers
+    clamp_state("block.mlp_layer", 0, L - 1, min(L // 2, L - 1))
+    layer = st.slider(t("block.mlp.layer"), 0, L - 1, key="block.mlp_layer")
+    br = get_branches(model_name, text, max_tokens, layer)
+    neurons = blk.top_neurons(cap.mlp[layer], TOP_NEURONS)
+    act_name = t(f"block.act.{own_activation(lm)}")
+    st.dataframe(neuron_table(br, neurons, cap, act_name), hide_index=True, key="block.neurons")
+    labels = {"color": t("block.mlp.fig.color"), "x": t("block.mlp.fig.x"), "y": t("block.resid.x"),
+              "title": t("block.mlp.fig.title", layer=num(layer))}
+    st.plotly_chart(neuron_heatmap(br.product, neurons, list(cap.tokens), labels), key="block.neuron_heatmap")
+    st.success(t("block.mlp.check", diff=sci(br.max_diff_capture)))
+    return br
+
+
+def dff_table(lm: LoadedModel) -> tuple[pd.DataFrame, dict[str, blk.DffArithmetic]]:
+    info = lm.info
+    ref = dims(REFERENCE_MODELS[SEED_MODEL])
+    seed = blk.dff_arithmetic(ref.D, ref.F, blk.attention_params(ref.D, ref.H, ref.Hkv, ref.Dh))
+    live = blk.dff_arithmetic(info.d_model, info.d_mlp,
+                              blk.attention_params(info.d_model, info.n_heads, info.n_kv_heads, info.d_head))
+    gated = is_gated(lm)
+    pct = lambda x: f"{num(100 * x, 1)}%" if x is not None else "—"  # noqa: E731
+    rows = [("block.dff.row.d", lambda a, g: num(a.d)),
+            ("block.dff.row.classic", lambda a, g: num(a.classic)),
+            ("block.dff.row.eight_thirds", lambda a, g: num(a.eight_thirds, 2)),
+            ("block.dff.row.scaled", lambda a, g: num(a.scaled, 2)),
+            ("block.dff.row.rounded", lambda a, g: num(a.rounded)),
+            ("block.dff.row.actual", lambda a, g: num(a.actual)),
+            ("block.dff.row.share_eight", lambda a, g: pct(a.mlp_share(a.eight_thirds, True))),
+            ("block.dff.row.share_actual", lambda a, g: pct(a.mlp_share(a.actual, g)))]
+    table = pd.DataFrame({t("block.dff.col.step"): [t(k) for k, _ in rows],
+                          SEED_MODEL: [f(seed, True) for _, f in rows],
+                          t("block.dff.col.live"): [f(live, gated) for _, f in rows]})
+    return table, {"seed": seed, "live": live}
+
+
+# --------------------------------------------------------------------------- the logit lens
+
+
+def lens_heatmap(lens: Lens, words: list[list[str]], tokens: list[str], layer: int, labels: dict[str, str]) -> go.Figure:
+    """Rows: layers (0 = embeddings). Columns: positions. Cell: the lens's top token, coloured by
+    its probability; the selected layer is framed."""
+    probs = lens.top_probs[:, :, 0]
+    n_rows, p = probs.shape
+    hover = [[labels["hover"].format(layer=l, token=esc(tokens[i]), top=esc(words[l][i]), p=num(float(probs[l, i]), 3))
+              for i in range(p)] for l in range(n_rows)]
+    fig = go.Figure(go.Heatmap(z=probs, x=list(range(p)), y=list(range(n_rows)), zmin=0, zmax=1,
+                               colorscale=[[0, "#F7FBFF"], [1, "#6BAED6"]],  # light enough for black text
+                               text=[[esc(short(w)) for w in row] for row in words],
+                               texttemplate="%{text}", textfont=dict(size=10), customdata=hover,
+                               hovertemplate="%{customdata}<extra></extra>", colorbar=dict(title=labels["color"])))
+    fig.add_shape(type="rect", x0=-0.5, x1=p - 0.5, y0=layer - 0.5, y1=layer + 0.5, line=dict(color="#E45756", width=3))
+    fig.update_layout(height=max(360, 20 * n_rows + 140), margin=dict(l=10, r=10, t=30, b=10), title=labels["title"],
+                      xaxis=dict(title=labels["x"], tickvals=list(range(p)), ticktext=[esc(short(s)) for s in tokens]),
+                      yaxis=dict(title=labels["y"], dtick=1 if n_rows <= 40 else None))
+    return fig
+
+
+def lens_curve(lens: Lens, i: int, layer: int, labels: dict[str, str]) -> go.Figure:
+    layers = list(range(lens.n_layers + 1))
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Scatter(x=layers, y=lens.final_prob[:, i], mode="lines+markers", name=labels["prob"],
+                             line=dict(color=PALETTE[0])), secondary_y=False)
+    fig.add_trace(go.Scatter(x=layers, y=lens.final_rank[:, i] + 1, mode="lines", name=labels["rank"],
+                             line=dict(color=PALETTE[1], dash="dot")), secondary_y=True)
+    fig.add_vline(x=layer, line=dict(color="#E45756", width=2))
+    fig.update_layout(height=340, margin=dict(l=10, r=10, t=40, b=10), title=labels["title"], xaxis_title=labels["x"],
+                      legend=dict(orientation="h", y=-0.25))
+    fig.update_yaxes(title_text=labels["prob"], range=[0, 1], secondary_y=False)
+    top = math.log10(max(10.0, float(lens.final_rank[:, i].max()) + 1))
+    # Rank 1 at the top, a log scale (ranks run from 1 to tens of thousands), ticks at 1, 10, 100...
+    fig.update_yaxes(title_text=labels["rank"], type="log", range=[top + 0.05, -0.05], dtick=1, secondary_y=True)
+    return fig
+
+
+def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_tokens: int) -> None:
+    L = lm.info.n_layers
+    lens = get_lens(model_name, text, max_tokens)
+    pos = [int(x) for x in lens.positions]
+    if cap.n_tokens > len(pos):
+        st.caption(t("block.lens.window", n=num(len(pos)), total=num(cap.n_tokens)))
+    clamp_state("block.lens_layer", 0, L, L)
+    layer = st.slider(t("block.lens.layer"), 0, L, key="block.lens_layer")
+    words = [list(token_strings(model_name, tuple(int(x) for x in lens.top_ids[l, :, 0]))) for l in range(L + 1)]
+    finals = list(token_strings(model_name, tuple(int(x) for x in lens.final_ids)))
+    inputs = [cap.tokens[i] for i in pos]
+    labels = {"hover": t("block.lens.hover"), "color": t("block.lens.color"), "x": t("block.resid.x"),
+              "y": t("block.resid.y"), "title": t("block.lens.title")}
+    st.plotly_chart(lens_heatmap(lens, words, inputs, layer, labels), key="block.lens_heatmap")
+    clamp_state("block.lens_pos", 0, len(pos) - 1, len(pos) - 1)
+    i = st.selectbox(t("block.lens.position"), options=range(len(pos)), key="block.lens_pos",
+                     format_func=lambda j: token_label(cap, pos[j]) if 0 <= j < len(pos) else str(j))
+    top = words[layer][i]
+    st.markdown(t("block.lens.reading", layer=num(layer), token=md(inputs[i]), top=md(top),
+                  p=num(float(lens.top_probs[layer, i, 0]), 3), final=md(finals[i]),
+                  rank=num(int(lens.final_rank[layer, i]) + 1), pf=num(float(lens.final_prob[layer, i]), 3)))
+    curve = {"prob": t("block.lens.prob", final=esc(finals[i])), "rank": t("block.lens.rank"), "x": t("block.resid.y"),
+             "title": t("block.lens.curve_title", token=esc(inputs[i]), final=esc(finals[i]))}
+    st.plotly_chart(lens_curve(lens, i, layer, curve), key="block.lens_curve")
+    table = {t("block.lens.col.position"): [token_label(cap, j) for j in pos]}
+    for r in range(LENS_TOP_K):
+        names = token_strings(model_name, tuple(int(x) for x in lens.top_ids[layer, :, r]))
+        table[t("block.lens.col.rank", r=num(r + 1))] = [f"{names[j]} ({num(float(lens.top_probs[layer, j, r]), 3)})"
+                                                          for j in range(len(pos))]
+    st.dataframe(pd.DataFrame(table), hide_index=True, key="block.lens_table")
+    st.caption(t("block.lens.first_on_top", layer=num(int(lens.first_layer_on_top()[i])), final=md(finals[i])))
+    # The oracle, live: at the last layer the lens must be the model itself.
+    logits = np.asarray(cap.logits[pos], dtype=np.float64)
+    probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    probs /= probs.sum(axis=-1, keepdims=True)
+    model_top = np.take_along_axis(probs, lens.top_ids[L], axis=-1)
+    st.success(t("block.lens.check", diff=sci(float(np.abs(model_top - lens.top_probs[L]).max()))))
