@@ -166,7 +166,7 @@ def calculator(live_config: dict, live_name: str, live_params: int) -> Choice:
     key = st.selectbox(t("kvcache.preset"), PRESETS, key="kvcache.preset", format_func=names.__getitem__)
     cfg = _custom_config() if key == "custom" else preset_config(key, live_config)
     st.session_state.setdefault("kvcache.context_pick", 8192)
-    ticks = {n: f"{num(n // 1024)}K" if n % 1024 == 0 else num(n) for n in CONTEXTS}
+    ticks = {n: "1M" if n == 2**20 else f"{num(n // 1024)}K" if n % 1024 == 0 else num(n) for n in CONTEXTS}
     st.select_slider(t("kvcache.context_pick"), CONTEXTS, key="kvcache.context_pick", on_change=_pick_context,
                      format_func=ticks.__getitem__)
     c1, c2, c3 = st.columns(3)
