@@ -387,8 +387,9 @@ def weight_bytes(n_params: float, dtype: str = "bf16") -> float:
 def _score_widths(c: dict[str, Any]) -> tuple[int, int]:
     """(query·key width, value width) summed over heads: H·Dh each, or MLA's own head sizes."""
     d = dims(c)
-    if c.get("kv_lora_rank"):
-        return d.H * (c["qk_nope_head_dim"] + c["qk_rope_head_dim"]), d.H * c["v_head_dim"]
+    if c.get("kv_lora_rank"):  # a hand-made MLA config may lack the head sizes: the plain width then
+        rope = c.get("qk_rope_head_dim") or 0
+        return d.H * ((c.get("qk_nope_head_dim") or d.Dh) + rope), d.H * (c.get("v_head_dim") or d.Dh)
     return d.H * d.Dh, d.H * d.Dh
 
 

@@ -6,8 +6,9 @@ The formulas live in `lib.arithmetic`; this module puts them to work for the les
   linear-attention versions and prices their caches side by side (`variant_config` gives each).
 - `calculate` answers the serving question: weights plus every user's cache, against a card.
 - `check_seed_table` recomputes a printed table of cache sizes from the formula it claims to use.
-- `measure_cache` runs the live model with its cache over N tokens and reads the bytes of the real
-  key/value tensors, next to the formula's figure.
+- `measure_cache` runs the live model with its cache over N tokens (the learner's text from
+  `text_ids`, repeated as needed) and reads the bytes of the real key/value tensors, next to the
+  formula's figure.
 - `time_prefill_decode` times the first token (the whole prompt at once) and the ones after
   (one at a time, reusing the cache); `memory_bandwidth` measures this machine's copy speed, the
   number that bounds the second.

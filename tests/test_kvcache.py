@@ -25,7 +25,7 @@ from lib.kvcache import (
     time_prefill_decode,
     variant_config,
 )
-from lib.reference import REFERENCE_MODELS, SEED_000_KV_TABLE
+from lib.reference import MORE_MODELS, REFERENCE_MODELS, SEED_000_KV_TABLE
 
 LLAMA8 = REFERENCE_MODELS["Llama-3 8B"]
 SMALL = dict(vocab_size=300, hidden_size=64, intermediate_size=96, num_hidden_layers=6, num_attention_heads=4,
@@ -195,3 +195,61 @@ def test_the_learners_text_is_repeated_and_the_bytes_do_not_care(tiny_llama):
     assert len(ids) == len("Ciao! 🐱".encode())  # the byte-level test tokenizer: one id per byte
     a, b = measure_cache(tiny_llama, 33, token_ids=ids), measure_cache(tiny_llama, 33, seed=5)
     assert a.measured_bytes == b.measured_bytes == a.formula_bytes
+
+
+# ------------------------------------------------------------------------------- text and quiz agree with lib
+
+
+@pytest.mark.parametrize("lang,sep", [("en", "."), ("it", ",")])
+def test_figures_quoted_in_the_lesson_are_the_computed_ones(lang, sep):
+    from lib import arithmetic as A
+    from lib import i18n
+
+    text = "\n".join(i18n.lesson(lang, "kvcache").values())
+
+    def has(x: float, digits: int, unit: str = "") -> None:
+        figure = f"{x:.{digits}f}".replace(".", sep) + unit
+        assert figure in text, (lang, figure)
+
+    rows = {r.name: r for r in check_seed_table(SEED_000_KV_TABLE, {"GPT-2 small": 12, "Llama-3 8B": 8,
+                                                                      "Llama-3 70B": 8})}
+    has(rows["GPT-2 small"].all_heads / 1e9, 2, " GB")
+    has(rows["Llama-3 8B"].all_heads / 1e9, 2, " GB")
+    has(rows["Llama-3 8B"].kv_heads / 1e9, 2, " GB")
+    has(rows["Llama-3 70B"].kv_heads / 1e9, 2, " GB")
+    has(rows["Claude-style @ 100K"].all_heads / 1e9, 0, " GB")
+    n = count_params(LLAMA8)
+    has(A.params_per_layer(LLAMA8) / 1e6, 1)
+    has(n / 1e9, 2)
+    has(A.rule_of_thumb_params(LLAMA8) / 1e9, 1)
+    has(A.training_days(A.training_flops(8e9, 15e12), 1000, 400e12, 0.4), 0, " ")
+    step = A.decode_step(16e9, 0, 1, 3e12)  # the text's round 16 GB of weights
+    has(step.seconds * 1e3, 1, " ms")
+    assert f"{round(step.tokens_per_s, -1):.0f} " in text
+    users = A.decode_step(A.weight_bytes(n), kv_cache_bytes(LLAMA8, 100_000), 64, 3e12)
+    has(round(users.cache_bytes / 1e9, -1), 0, " GB")
+    has(100 * users.cache_share, 0, "%")
+    has(A.kv_bytes_per_token(LLAMA8) / 1024, 0, " KiB")
+    has(A.kv_bytes_per_token(MORE_MODELS["DeepSeek-V3"]) / 1e3, 0, " KB")
+    has(A.training_memory(8e9)["total"] / 1e9, 0, " GB")
+    has(A.training_memory(8e9, "muon")["total"] / 1e9, 0, " GB")
+
+
+def test_numeric_quiz_answers_are_the_computed_ones():
+    from lib import arithmetic as A
+    from lib.quiz import load_bank
+
+    bank = {q.id: q for q in load_bank("en", "kvcache")}
+    seventy = dict(LLAMA8, num_hidden_layers=80, num_attention_heads=64, num_key_value_heads=64, hidden_size=8192)
+    assert bank["per_token_8b"].answer == A.kv_bytes_per_token(LLAMA8) / 1024
+    assert bank["seventy_at_32k"].answer == pytest.approx(
+        20 * kv_cache_bytes(seventy, 32768) / kv_cache_bytes(seventy, 8192))
+    assert bank["overstated_by"].answer == kv_cache_bytes(seventy, 1) / kv_cache_bytes(REFERENCE_MODELS["Llama-3 70B"], 1)
+    assert bank["live_bytes_per_token"].answer == A.kv_bytes_per_token(
+        dict(num_hidden_layers=30, num_attention_heads=9, num_key_value_heads=3, head_dim=64, hidden_size=576,
+             vocab_size=49152), dtype_bytes=4)
+    q = bank["bandwidth_ceiling"]
+    assert abs(A.decode_step(16e9, 0, 1, 3e12).tokens_per_s - q.answer) <= q.rel_tolerance * q.answer
+    q = bank["training_days"]
+    assert abs(A.training_days(7.2e23, 1000, 400e12, 0.4) - q.answer) <= q.rel_tolerance * q.answer
+    assert bank["adam_bytes"].answer == A.training_memory(1.0)["total"]

@@ -448,6 +448,10 @@ def serving_section(cfg: dict, n_params: float, tokens: int, cache_dtype: str, w
     st.markdown(t("kvcache.serve.result", weights=size(weights), ms=num(one.seconds * 1e3, 1),
                   tps=num(one.tokens_per_s, 0), users=num(users), tokens=num(tokens), cache=size(many.cache_bytes),
                   share=num(100 * many.cache_share, 0), total=num(many.tokens_per_s, 0), each=num(many.per_user, 1)))
+    per_token = A.forward_flops_per_token(cfg, tokens, n_params)
+    st.caption(t("kvcache.serve.flops", tokens=num(tokens), flops=flops(per_token),
+                 intensity=num(per_token / (weights + per_user), 1), dtype=weight_dtype,
+                 attn=flops(A.attention_flops(cfg, tokens, causal=True))))
     batches = sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, 512, users})
     steps = [A.decode_step(weights, per_user, b, bw * 1e12) for b in batches]
     fig = go.Figure([
