@@ -37,7 +37,7 @@ SEED_MODEL = "Llama-3 8B"  # the model whose MLP width seed 001 works out
 # --------------------------------------------------------------------------- cached computations
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@st.cache_resource(max_entries=4, show_spinner=False)  # 2 × [L, T, D] floats each: 70 MB at 512 tokens
 def get_contributions(model_name: str, text: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> blk.Contributions:
     return blk.contributions(get_model(model_name), get_capture(model_name, text, max_tokens))
 
