@@ -113,6 +113,14 @@ class ByteLevelBPE:
         return tuple(b for b in range(256) if _BYTE_CHAR[b] not in self.vocab)
 
     @cached_property
+    def merges_digits(self) -> bool:
+        """Whether any merge joins two digits (SmolLM2's do not: every digit stays a token).
+
+        Example: from_tokenizer(smollm2_tokenizer).merges_digits -> False
+        """
+        return any(a.isdigit() and b.isdigit() for a, b in self.ranks)
+
+    @cached_property
     def by_rank(self) -> dict[int, tuple[str, str]]:
         """Rank -> merged pair (computed once: a replay looks up only the ranks it used)."""
         return {r: p for p, r in self.ranks.items()}

@@ -94,6 +94,8 @@ else:
         with st.expander(t("tokenization.real.table"), expanded=False):
             st.dataframe(view.token_table(r), hide_index=True, key="tokenization.real.token_table")
     lesson.show(text, "markers")
+    if not model.merges_digits:
+        st.caption(t("tokenization.real.digits_apart"))
     if model.missing_bytes:
         st.caption(t("tokenization.real.bytes_missing", missing=num(len(model.missing_bytes))))
 

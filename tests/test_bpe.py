@@ -229,6 +229,9 @@ def test_smollm_merges_are_read_from_the_tokenizer(smollm, real):
     data = json.loads(real.tokenizer.backend_tokenizer.to_str())
     assert smollm.n_merges == len(data["model"]["merges"]) == 48900
     assert smollm.ranks[("Ġ", "t")] == 0
+    # No merge joins two digits: the page says so, and "2024" is four tokens.
+    assert not smollm.merges_digits and len(real.tokenizer.encode("2024", add_special_tokens=False)) == 4
+    assert len(smollm.missing_bytes) == 256 - sum(ch in smollm.vocab for ch in byte_decoder())
     # The older "a b" string format gives the same ranks.
     data["model"]["merges"] = [" ".join(p) for p in data["model"]["merges"]]
     assert from_json(data).ranks == smollm.ranks
@@ -299,6 +302,8 @@ def _tokenizer_kinds():
 def test_replay_equals_other_byte_level_tokenizers(kind):
     tok = _byte_level_tokenizer(**_tokenizer_kinds()[kind])
     model = from_tokenizer(tok)
+    # Digits split one by one before training (SmolLM2's choice) leave no digit merges to learn.
+    assert model.merges_digits == (kind != "smollm_digits")
     for text in REPLAY_TEXTS + ["Cafe\u0301 e\u0300 NFC"]:
         r = replay(text, model)
         assert r.ids == tok.encode(text, add_special_tokens=False), (kind, text)

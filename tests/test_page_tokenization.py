@@ -17,14 +17,6 @@ PAGE = "pages/02_tokenization.py"
 CHIP_ID = re.compile(r"title='id (-?\d+) ")
 
 
-@pytest.fixture(autouse=True)
-def _listed(monkeypatch):  # DEV ONLY: until the lesson's line is in ui/nav.py
-    from ui import nav
-
-    if not any(x.id == "tokenization" for x in nav.LESSONS):
-        monkeypatch.setattr(nav, "LESSONS", nav.LESSONS[:1] + (nav.Lesson("tokenization", PAGE, "🧩"),) + nav.LESSONS[1:])
-
-
 def _open(lang, text=None):
     """The lesson page, then the learner's text typed while on it (so only this page runs on it)."""
     at = start(lang, PAGE)

@@ -1,10 +1,11 @@
 """Streamlit and plotly helpers for the tokenization lesson: cached training and replay, the
 player that animates merges (step slider, buttons, auto-advance), token chips, figures.
 
-The player: a fragment holds the step slider, the buttons and the drawing, so moving through
-the steps reruns only the fragment. Play sets `<prefix>.playing`; a full run then declares the
-fragment with `run_every=TICK_S`, and each automatic rerun advances the step. Pausing or reaching
-the end triggers one full run, which declares the fragment without a timer and so stops it.
+The player: a fragment holds the step slider, the step buttons and the drawing, so moving
+through the steps reruns only the fragment. Play (outside the fragment) sets `<prefix>.playing`;
+the full run it causes declares the fragment with `run_every=TICK_S`, and each automatic rerun
+advances the step. Pause is a full run that declares the fragment without a timer, which stops
+it; reaching the last step clears `playing`, and the next tick asks for that full run itself.
 """
 
 from __future__ import annotations
@@ -156,8 +157,9 @@ def training_chips(training: bpe.Training, k: int, end: int) -> list[str]:
     return out
 
 
-def replay_chips(r: bpe_replay.Replay, k: int, end: int, raw: bool, show_ids: bool) -> list[str]:
-    new_id = r.steps[k - 1].id if k > 0 else -2
+def replay_chips(r: bpe_replay.Replay, k: int, end: int, raw: bool, show_ids: bool,
+                 highlight: bool = True) -> list[str]:
+    new_id = r.steps[k - 1].id if k > 0 and highlight else -2
     template = t("tokenization.chip.title")
     out = []
     for tk in r.tokens(k, 0, end):
@@ -254,19 +256,15 @@ def _player_body(prefix: str, n_steps: int, draw: Callable[[int], None], ticking
             st.session_state[play_key] = False  # the next tick sees it and stops the timer
     st.session_state[key] = step
 
-    cols = st.columns([1, 1, 2, 1, 1, 3], vertical_alignment="bottom")
+    cols = st.columns([1, 1, 1, 1, 3])
     cols[0].button("⏮", key=f"{prefix}.first", on_click=_set, args=(key, 0), help=t("tokenization.player.first"),
                    width="stretch")
     cols[1].button("◀", key=f"{prefix}.prev", on_click=_set, args=(key, max(step - 1, 0)),
                    help=t("tokenization.player.prev"), width="stretch")
-    cols[2].button(t("tokenization.player.pause") if st.session_state.get(play_key) else t("tokenization.player.play"),
-                   key=f"{prefix}.play", on_click=_toggle_play, args=(prefix, n_steps), type="primary", width="stretch")
-    cols[3].button("▶", key=f"{prefix}.next", on_click=_set, args=(key, min(step + 1, n_steps)),
+    cols[2].button("▶", key=f"{prefix}.next", on_click=_set, args=(key, min(step + 1, n_steps)),
                    help=t("tokenization.player.next"), width="stretch")
-    cols[4].button("⏭", key=f"{prefix}.last", on_click=_set, args=(key, n_steps), help=t("tokenization.player.last"),
+    cols[3].button("⏭", key=f"{prefix}.last", on_click=_set, args=(key, n_steps), help=t("tokenization.player.last"),
                    width="stretch")
-    cols[5].segmented_control(t("tokenization.player.speed"), options=list(SPEEDS), format_func=lambda s: f"×{s}",
-                              key=f"{prefix}.speed")
     st.slider(t("tokenization.player.step"), 0, n_steps, key=key)
     draw(step)
 
@@ -283,6 +281,13 @@ def player(prefix: str, n_steps: int, draw: Callable[[int], None], identity: str
         st.session_state[f"{prefix}.playing"] = False
     st.session_state.setdefault(f"{prefix}.speed", speed)
     playing = bool(st.session_state.get(f"{prefix}.playing", False))
+    # Play/pause and the speed sit outside the fragment: its reruns never redraw them under the
+    # pointer, so a click on Pause during the animation is never lost.
+    left, right = st.columns([2, 3], vertical_alignment="bottom")
+    left.button(t("tokenization.player.pause") if playing else t("tokenization.player.play"), key=f"{prefix}.play",
+                on_click=_toggle_play, args=(prefix, n_steps), type="primary", width="stretch")
+    right.segmented_control(t("tokenization.player.speed"), options=list(SPEEDS), format_func=lambda s: f"×{s}",
+                            key=f"{prefix}.speed")
     st.fragment(run_every=TICK_S if playing else None)(_player_body)(prefix, n_steps, draw, playing)
 
 
@@ -338,7 +343,7 @@ def paragraph_pair(model_name: str, index: int) -> None:
         r = get_replay(model_name, paragraphs(lang)[index])
         with col:
             st.markdown(t("tokenization.lang.pair_head", lang=t(f"tokenization.lang.{lang}"), n=num(len(r.ids))))
-            chips_box(replay_chips(r, r.n_steps, len(r.data), raw=False, show_ids=False), r.n_steps)
+            chips_box(replay_chips(r, r.n_steps, len(r.data), raw=False, show_ids=False, highlight=False), r.n_steps)
 
 
 def token_table(r: bpe_replay.Replay) -> pd.DataFrame:

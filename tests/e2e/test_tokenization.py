@@ -19,7 +19,11 @@ def test_play_animates_the_merges_and_the_replay_reaches_the_tokenizer(page, app
     from lib.models import converted_dir
 
     en = i18n.ui("en")
-    page.goto(f"{app_url}/tokenization?lang=en")
+    # From the home page, as a learner: a fresh server's first request must run app.py (a deep
+    # link as the very first request runs the page file alone, in Streamlit's pages-folder mode).
+    page.goto(f"{app_url}/?lang=en")
+    wait_for_app(page, en["lesson.numbers.title"])
+    page.locator('[data-testid="stSidebarNav"] a', has_text=en["lesson.tokenization.title"]).first.click()
     wait_for_app(page, en["tokenization.build.header"])
     build = page.locator(".tok-chips").first
     expect(build).to_have_attribute("data-step", "0", timeout=APP_TIMEOUT_MS)
