@@ -21,6 +21,7 @@ class Lesson:
 
 LESSONS: tuple[Lesson, ...] = (
     Lesson("numbers", "pages/01_numbers.py", "🔢"),
+    Lesson("tokenization", "pages/02_tokenization.py", "🧩"),
     Lesson("embeddings", "pages/03_embeddings.py", "🧭"),
     Lesson("position", "pages/04_position.py", "🌀"),
     Lesson("attention", "pages/05_attention.py", "👀"),
