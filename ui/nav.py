@@ -26,6 +26,7 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson("position", "pages/04_position.py", "🌀"),
     Lesson("attention", "pages/05_attention.py", "👀"),
     Lesson("block", "pages/06_block.py", "🧱"),
+    Lesson("sampling", "pages/07_sampling.py", "🎲"),
     Lesson("kvcache", "pages/08_kvcache.py", "🧮"),
 )
 FINAL = Lesson("final", "pages/99_final_quiz.py", "🎓")

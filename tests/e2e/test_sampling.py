@@ -33,16 +33,22 @@ def test_generate_then_temperature_redraws_the_chart_without_a_model_run(page, a
     en = i18n.ui("en")
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.goto(f"{app_url}/sampling?lang=en")
-    wait_for_app(page, en["lesson.sampling.title"])
+    wait_for_app(page)
+    # The title is also a link in the sidebar: wait for the page's own heading, then its chart
+    # (the first visit loads the model and runs the capture).
+    expect(page.locator("h1").first).to_have_text(en["lesson.sampling.title"], timeout=APP_TIMEOUT_MS)
+    wait_for_app(page)  # the whole script run, capture included
+    assert page.locator('[data-testid="stException"]').count() == 0
     chart = page.locator('[data-testid="stPlotlyChart"]').first
-    chart.scroll_into_view_if_needed()
+    expect(chart).to_be_attached(timeout=APP_TIMEOUT_MS)
+    chart.scroll_into_view_if_needed(timeout=APP_TIMEOUT_MS)
     expect(chart.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
     before = chart.evaluate(BARS)
     assert len(before) == 20 and before[0] > 0
 
     # Generate three tokens.
     steps = slider(page, en["sampling.gen.max_new"])
-    steps.scroll_into_view_if_needed()
+    steps.scroll_into_view_if_needed(timeout=APP_TIMEOUT_MS)
     steps.focus()
     page.keyboard.press("Home")  # 1 token
     page.keyboard.press("ArrowRight")
@@ -61,7 +67,7 @@ def test_generate_then_temperature_redraws_the_chart_without_a_model_run(page, a
 
     # Move the temperature to 2: the chart changes, the generation does not run again.
     temperature = slider(page, en["sampling.temperature"])
-    temperature.scroll_into_view_if_needed()
+    temperature.scroll_into_view_if_needed(timeout=APP_TIMEOUT_MS)
     temperature.focus()
     page.keyboard.press("End")
     expect(temperature).to_have_value("2", timeout=APP_TIMEOUT_MS)
