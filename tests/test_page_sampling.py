@@ -24,15 +24,6 @@ from ui.sampling_view import md
 PAGE = "pages/07_sampling.py"
 
 
-@pytest.fixture(autouse=True)
-def listed(monkeypatch):
-    """Until the lesson has its line in ui.nav.LESSONS, list it for these tests (in-process)."""
-    from ui import nav
-
-    if not any(x.id == "sampling" for x in nav.LESSONS):
-        monkeypatch.setattr(nav, "LESSONS", nav.LESSONS + (nav.Lesson("sampling", PAGE, "🎲"),))
-
-
 def chart(at, key: str) -> dict:
     found = [c for c in at.get("plotly_chart") if c.key == key]
     assert found, f"no chart {key}"
