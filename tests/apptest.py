@@ -6,6 +6,10 @@ The fixture `navigation_v2` (in tests/conftest.py, autouse) keeps AppTest runnin
 
 from __future__ import annotations
 
+import base64
+import json
+
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
 TIMEOUT = 240
@@ -33,3 +37,44 @@ def page_text(at: AppTest) -> str:
     parts += [x.value for x in at.info] + [x.value for x in at.warning] + [x.value for x in at.error]
     parts += [x.value for x in at.success] + [x.value for x in at.caption]
     return "\n".join(str(p) for p in parts)
+
+
+def find_chart(at: AppTest, key: str) -> dict | None:
+    """The plotly figure (as JSON) drawn with widget key `key`, or None if the page did not draw it."""
+    for c in at.get("plotly_chart"):
+        if c.key == key or c.proto.id.endswith(f"-{key}"):
+            return json.loads(c.proto.spec)
+    return None
+
+
+def chart(at: AppTest, key: str) -> dict:
+    """Like find_chart, but the chart must be there."""
+    fig = find_chart(at, key)
+    assert fig is not None, f"no chart {key}"
+    return fig
+
+
+def plotly_array(value, dtype=None) -> np.ndarray:
+    """A plotly array back to numpy: plain lists, or plotly 6's typed arrays {dtype, bdata, shape}."""
+    if isinstance(value, dict) and "bdata" in value:
+        out = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        return out.reshape([int(n) for n in str(shape).split(",")]) if shape else out
+    return np.asarray(value, dtype=dtype)
+
+
+def label_prefix(label: str) -> str:
+    """The fixed text of a label before its first placeholder."""
+    return label.split("{")[0]
+
+
+def switch_model(at: AppTest, model, name: str, monkeypatch) -> None:
+    """Load `model` (a tiny fixture) as if `name` came from the Hugging Face hub."""
+    from lib import models
+
+    monkeypatch.setattr(models, "_load_hub", lambda n, progress: model if n == name else None)
+    at.text_input(key="app.model_request").set_value(name)
+    at.button(key="app.load").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state["app.model"] == name

@@ -6,7 +6,6 @@ computed here from a fresh capture, so a test fails if the page draws the wrong 
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 
@@ -17,7 +16,7 @@ from lib import i18n
 from lib.capture import run_capture
 from lib.logit_lens import lens_positions
 from lib.quiz import load_bank
-from tests.apptest import page_text, start
+from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model
 
 PAGE = "pages/06_block.py"
 LONG_TEXT = "parola " * 7200  # the same text as tests/test_pages.py: one cached 512-token capture
@@ -26,33 +25,8 @@ CHARTS = ("block.diagram", "block.norm_chart", "block.resid_heatmap", "block.con
 NUMBER = re.compile(r"(\d+(?:[.,]\d+)?)(?: × 10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+))?")
 
 
-@pytest.fixture(autouse=True)
-def listed(monkeypatch):
-    """switch_page needs the page in the navigation; the nav entry is added last."""
-    from ui import nav
-
-    if all(x.id != "block" for x in nav.LESSONS):
-        monkeypatch.setattr(nav, "LESSONS", nav.LESSONS + (nav.Lesson("block", PAGE, "🧱"),))
-
-
 def arr(value) -> np.ndarray:
-    """A plotly array back to numpy: plain lists, or typed arrays {dtype, bdata, shape}."""
-    if isinstance(value, dict) and "bdata" in value:
-        out = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        shape = value.get("shape")
-        return out.reshape([int(n) for n in str(shape).split(",")]) if shape else out
-    return np.asarray(value, dtype=np.float64)
-
-
-def chart(at, key: str) -> dict | None:
-    for c in at.get("plotly_chart"):
-        if c.proto.id.endswith(f"-{key}"):
-            return json.loads(c.proto.spec)
-    return None
-
-
-def prefix(label: str) -> str:
-    return label.split("{")[0]
+    return plotly_array(value, np.float64)
 
 
 def last_number(text: str) -> float:
@@ -66,17 +40,6 @@ def last_number(text: str) -> float:
 
 def check_value(at, label: str) -> float:
     return last_number(next(s.value for s in at.success if s.value.startswith(prefix(label))))
-
-
-def switch_model(at, fixture_model, name, monkeypatch):
-    from lib import models
-
-    monkeypatch.setattr(models, "_load_hub", lambda n, progress: fixture_model if n == name else None)
-    at.text_input(key="app.model_request").set_value(name)
-    at.button(key="app.load").click()
-    at.run()
-    assert not at.exception, at.exception
-    assert at.session_state["app.model"] == name
 
 
 @pytest.mark.parametrize("lang", i18n.LANGS)

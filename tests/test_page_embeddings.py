@@ -6,8 +6,6 @@ cosines computed here, straight from the model's table with torch.
 
 from __future__ import annotations
 
-import base64
-import json
 
 import numpy as np
 import pytest
@@ -15,34 +13,14 @@ import torch
 
 from lib import embeddings as emb
 from lib import i18n
-from tests.apptest import page_text, start
+from tests.apptest import page_text, start, find_chart as chart, plotly_array
 
 PAGE = "pages/03_embeddings.py"
 LONG_TEXT = "parola " * 7200  # 50,400 characters, the same text as tests/test_pages.py (a cached capture)
 
 
-@pytest.fixture(autouse=True)
-def listed(monkeypatch):
-    """The page must be in the navigation for switch_page; the nav entry is added last."""
-    from ui import nav
-
-    if all(x.id != "embeddings" for x in nav.LESSONS):
-        monkeypatch.setattr(nav, "LESSONS", nav.LESSONS + (nav.Lesson("embeddings", PAGE, "🧭"),))
-
-
-def _array(value):
-    if isinstance(value, dict) and "bdata" in value:
-        a = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-        return a.reshape([int(n) for n in value["shape"].split(",")]) if "shape" in value else a
-    return np.asarray(value)
-
-
-def chart(at, key: str) -> dict | None:
-    """The plotly figure drawn with widget key `key` (None if the page did not draw it)."""
-    for c in at.get("plotly_chart"):
-        if c.proto.id.endswith(f"-{key}"):
-            return json.loads(c.proto.spec)
-    return None
+def _array(value) -> np.ndarray:
+    return plotly_array(value, None)
 
 
 def heatmap(at, key: str) -> tuple[list[str], np.ndarray]:

@@ -16,15 +16,6 @@ from tests.apptest import page_text, start
 PAGE = "pages/08_kvcache.py"
 
 
-@pytest.fixture(autouse=True)
-def listed(monkeypatch):
-    """The lesson in the navigation even before (or without) its line in ui/nav.py."""
-    from ui import nav
-
-    if not any(x.id == "kvcache" for x in nav.LESSONS):
-        monkeypatch.setattr(nav, "LESSONS", nav.LESSONS + (nav.Lesson("kvcache", PAGE, "🧮"),))
-
-
 def _kib(b: float, lang: str) -> str:
     return f"{format_number(round(b / 1024, 1), lang)} KiB"
 

@@ -4,33 +4,19 @@ Figures are read back from the page (the plotly JSON Streamlit sends) and compar
 and with the model's own tensors, so a test fails if the page shows the wrong numbers.
 """
 
-import base64
-import json
 
 import numpy as np
 import pytest
 import torch
 
 from lib import i18n, rope
-from tests.apptest import page_text, start
+from tests.apptest import page_text, start, chart, plotly_array, label_prefix as prefix, switch_model
 
 PAGE = "pages/04_position.py"
 
 
-def chart(at, key: str) -> dict:
-    """The plotly figure (as JSON) of the chart with this widget key."""
-    found = [c for c in at.get("plotly_chart") if c.key == key]
-    assert found, f"no chart {key}"
-    return json.loads(found[0].proto.spec)
-
-
 def arr(value) -> np.ndarray:
-    """A plotly array back to numpy: plain lists, or plotly 6's typed arrays {dtype, bdata, shape}."""
-    if isinstance(value, dict) and "bdata" in value:
-        out = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        shape = value.get("shape")
-        return out.reshape([int(n) for n in str(shape).split(",")]) if shape else out
-    return np.asarray(value)
+    return plotly_array(value, None)
 
 
 def title(fig: dict) -> str:
@@ -39,23 +25,6 @@ def title(fig: dict) -> str:
 
 def warnings(at) -> list[str]:
     return [w.value for w in at.warning]
-
-
-def prefix(label: str) -> str:
-    """The fixed text of a label before its first placeholder."""
-    return label.split("{")[0]
-
-
-def switch_model(at, fixture_model, name, monkeypatch):
-    """Load a tiny model through the hub path (the pattern of tests/test_pages.py)."""
-    from lib import models
-
-    monkeypatch.setattr(models, "_load_hub", lambda n, progress: fixture_model if n == name else None)
-    at.text_input(key="app.model_request").set_value(name)
-    at.button(key="app.load").click()
-    at.run()
-    assert not at.exception, at.exception
-    assert at.session_state["app.model"] == name
 
 
 @pytest.mark.parametrize("lang", i18n.LANGS)

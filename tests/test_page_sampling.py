@@ -6,8 +6,6 @@ Figures are read back from the plotly JSON Streamlit sends and compared with lib
 fresh capture, so a test fails if the page shows the wrong numbers.
 """
 
-import base64
-import json
 import numpy as np
 import pytest
 import torch
@@ -18,23 +16,14 @@ from lib.generate import generate
 from lib.quiz import format_number
 from lib.sampling import filter_steps, logit_cost, sample
 from lib.tokens import readable_tokens
-from tests.apptest import page_text, start
+from tests.apptest import page_text, start, chart, plotly_array, label_prefix as prefix
 from ui.sampling_view import md
 
 PAGE = "pages/07_sampling.py"
 
 
-def chart(at, key: str) -> dict:
-    found = [c for c in at.get("plotly_chart") if c.key == key]
-    assert found, f"no chart {key}"
-    return json.loads(found[0].proto.spec)
-
-
 def arr(value) -> np.ndarray:
-    """A plotly array back to numpy: plain lists, or plotly 6's typed arrays {dtype, bdata, shape}."""
-    if isinstance(value, dict) and "bdata" in value:
-        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-    return np.asarray(value, dtype=float)
+    return plotly_array(value, float)
 
 
 def bars(at) -> tuple[np.ndarray, np.ndarray]:
@@ -46,10 +35,6 @@ def bars(at) -> tuple[np.ndarray, np.ndarray]:
 def metric(at, label_key: str, lang: str = "en") -> str:
     label = i18n.ui(lang)[label_key]
     return next(m.value for m in at.metric if m.label == label)
-
-
-def prefix(label: str) -> str:
-    return label.split("{")[0]
 
 
 def html_bodies(at) -> str:
