@@ -230,3 +230,26 @@ def link_static(app_dir: Path) -> None:
             target.symlink_to(REPO / "static", target_is_directory=True)
         except OSError:
             shutil.copytree(REPO / "static", target)
+
+
+def press_until(page, target, key: str, shown, attempts: int = 3, attached: bool = False) -> None:
+    """Focus `target`, press `key` until the locator `shown` is visible (an idempotent key only).
+
+    On a loaded machine a key press that lands while Streamlit redraws the widget can be lost;
+    a learner would press again, and so does this helper. The final expectation is the usual one.
+    """
+    from playwright.sync_api import expect
+
+    def check(timeout: int) -> None:
+        (expect(shown).to_be_attached if attached else expect(shown).to_be_visible)(timeout=timeout)
+
+    for _ in range(attempts):
+        target.scroll_into_view_if_needed()
+        target.focus()
+        page.keyboard.press(key)
+        try:
+            check(20_000)
+            return
+        except AssertionError:
+            wait_for_app(page)
+    check(APP_TIMEOUT_MS)

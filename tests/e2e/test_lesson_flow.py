@@ -11,7 +11,7 @@ import pytest
 
 from lib import i18n
 from lib.quiz import load_bank
-from tests.e2e.conftest import APP_TIMEOUT_MS, save_screenshot, wait_for_app
+from tests.e2e.conftest import APP_TIMEOUT_MS, press_until, save_screenshot, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -67,9 +67,9 @@ def test_layer_slider_redraws_bertviz(page, app_url):
     frame = page.frame_locator("iframe").first
     expect(frame.locator("#layer")).to_have_value("15", timeout=APP_TIMEOUT_MS)
     slider = page.get_by_role("slider").first
-    slider.scroll_into_view_if_needed()
-    slider.focus()
-    page.keyboard.press("Home")  # to layer 0
+    # to layer 0: bertviz's own layer menu then reads 0 (Home repeats safely if a press is lost)
+    press_until(page, slider, "Home", page.frame_locator("iframe").first.locator("#layer option[value='0']"),
+                attached=True)
     frame = page.frame_locator("iframe").first
     expect(frame.locator("#layer")).to_have_value("0", timeout=APP_TIMEOUT_MS)
     expect(frame.locator("#vis svg text").first).to_be_visible(timeout=APP_TIMEOUT_MS)
