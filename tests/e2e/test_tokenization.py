@@ -57,7 +57,10 @@ def test_play_animates_the_merges_and_the_replay_reaches_the_tokenizer(page, app
 
     # The replay of the real model's merges: jump to the last step, and the chips are exactly the
     # tokens the tokenizer gives for the sidebar text.
-    learner = page.locator('[data-testid="stSidebar"] textarea').first.input_value()
+    # The session's text is the default example; wait until the sidebar shows it (reading the box
+    # mid-redraw once gave an empty string on a loaded machine).
+    learner = en["text.example"]
+    expect(page.locator('[data-testid="stSidebar"] textarea').first).to_have_value(learner, timeout=APP_TIMEOUT_MS)
     expected = Tokenizer.from_file(str(converted_dir() / "tokenizer.json")).encode(learner, add_special_tokens=False).ids
     replay = page.locator(".tok-chips").nth(1)
     expect(replay.locator(".tok-chip")).to_have_count(len(learner.encode()), timeout=APP_TIMEOUT_MS)
