@@ -253,13 +253,3 @@ def press_until(page, target, key: str, shown, attempts: int = 3, attached: bool
         except AssertionError:
             wait_for_app(page)
     check(APP_TIMEOUT_MS)
-
-
-def pytest_collection_modifyitems(items):
-    """Browser tests get one rerun: on a loaded 2-core machine a click or key press sent while
-    Streamlit redraws is now and then dropped (seen in full runs, never alone). The rerun must
-    pass every assertion again; a real failure fails twice. Unit and AppTest tests never rerun.
-    """
-    for item in items:
-        if item.get_closest_marker("e2e") is not None:
-            item.add_marker(pytest.mark.flaky(reruns=1))
