@@ -1,0 +1,155 @@
+"""Render the nginx configuration for N replicas of the course on one machine.
+
+    python3 deploy/nginx/render.py --replicas 3 > /etc/nginx/conf.d/inside-transformer.conf
+
+Replica i listens on 127.0.0.1:(first_port + i) (deploy/nginx/inside-transformer@.service starts
+them). nginx in front spreads the learners and keeps each one on their replica:
+
+- A learner with no cookie yet (their first request) goes to the next replica, round robin over
+  all of them; the answer sets the cookie `itt_replica=r<i>` naming the replica that served it.
+- A learner with the cookie goes back to that replica, for every HTTP request and for the
+  websocket that carries the whole Streamlit session (upgrade headers passed, long timeouts).
+- If that replica is down, nginx tries the next ones in order (`backup` servers) and the answer
+  rewrites the cookie: the learner stays on the new replica from then on.
+
+Why a cookie and not `ip_hash`: a school's learners usually leave through one NAT address, and
+ip_hash would send the whole class to one replica. Open-source nginx has no `sticky` directive
+(that is NGINX Plus); the cookie set by `add_header` and read back through `map` does the same.
+
+`--standalone DIR` wraps the same server block in a whole nginx.conf (no daemon, pid file, logs
+and temporary files under DIR) for a non-root test run: `nginx -c DIR/nginx.conf -p DIR`.
+Standard library only; deliberately no TLS (terminate it in this server block or in front).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+COOKIE = "itt_replica"
+DEFAULT_ACCESS_LOG = "/var/log/nginx/inside-transformer.access.log"
+
+
+def site(replicas: int, first_port: int = 8601, listen: str = "80", host: str = "127.0.0.1",
+         access_log: str = DEFAULT_ACCESS_LOG, fail_timeout_s: int = 10) -> str:
+    """The http-level configuration (upstreams, maps, server) for `replicas` local replicas.
+
+    Example: site(2) has upstreams itt_new, itt_r0, itt_r1, and `proxy_pass http://$itt_upstream`.
+    """
+    if replicas < 1:
+        raise ValueError("at least one replica")
+    addrs = [f"{host}:{first_port + i}" for i in range(replicas)]
+    cookie_attrs = "Path=/; HttpOnly; SameSite=Lax"
+    out = [f"# Rendered by deploy/nginx/render.py --replicas {replicas} --first-port {first_port} "
+           f"--listen {listen}: edit that, not this file.",
+           "",
+           "# A websocket upgrade is passed on; other requests close as usual.",
+           "map $http_upgrade $itt_connection {",
+           "    default upgrade;",
+           "    ''      close;",
+           "}",
+           "",
+           "# Learners with no cookie yet: round robin over every replica (the zone shares the",
+           "# round-robin position between nginx's worker processes).",
+           "upstream itt_new {",
+           "    zone itt_new 64k;"]
+    out += [f"    server {a} max_fails=1 fail_timeout={fail_timeout_s}s;" for a in addrs]
+    out += ["}", ""]
+    out.append("# A learner's own replica first, then the others in order if it is down (a zone per group:\n"
+               "# every worker process sees a replica marked failed).")
+    for i in range(replicas):
+        out += [f"upstream itt_r{i} {{", f"    zone itt_r{i} 64k;"]
+        for k in range(replicas):
+            a = addrs[(i + k) % replicas]
+            extra = f" max_fails=1 fail_timeout={fail_timeout_s}s" if k == 0 else " backup"
+            out.append(f"    server {a}{extra};")
+        out += ["}", ""]
+    out += [f"map $cookie_{COOKIE} $itt_upstream {{", "    default itt_new;"]
+    out += [f"    r{i} itt_r{i};" for i in range(replicas)]
+    out += ["}", ""]
+    out += ["# The cookie names the replica that answered ($upstream_addr lists every address tried,",
+            "# the last one answered); nothing is sent when it already says so (an empty",
+            "# add_header value sends no header).",
+            f'map "$cookie_{COOKIE}|$upstream_addr" $itt_set_cookie {{',
+            '    default "";']
+    for i, a in enumerate(addrs):
+        out.append(f'    "~^r{i}\\|(.*, )?{re.escape(a)}$" "";')
+    for i, a in enumerate(addrs):
+        out.append(f'    "~{re.escape(a)}$" "{COOKIE}=r{i}; {cookie_attrs}";')
+    out += ["}", ""]
+    out += ["log_format itt_route '$remote_addr [$time_local] \"$request\" $status '",
+            f"                     'cookie=$cookie_{COOKIE} upstream=$upstream_addr';",
+            "",
+            "server {",
+            f"    listen {listen};",
+            f"    access_log {access_log} itt_route;",
+            "",
+            "    location / {",
+            "        proxy_pass http://$itt_upstream;",
+            "        proxy_http_version 1.1;",
+            "        # $http_host keeps the port: Streamlit checks the websocket's Origin against Host.",
+            "        proxy_set_header Host $http_host;",
+            "        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;",
+            "        proxy_set_header X-Forwarded-Proto $scheme;",
+            "        proxy_set_header Upgrade $http_upgrade;",
+            "        proxy_set_header Connection $itt_connection;",
+            "        # A learner may read a lesson for an hour without sending anything.",
+            "        proxy_read_timeout 1d;",
+            "        proxy_send_timeout 1d;",
+            "        # Refused or broken connection to a replica: try the next one.",
+            "        proxy_next_upstream error timeout;",
+            "        proxy_connect_timeout 5s;",
+            "        add_header Set-Cookie $itt_set_cookie;",
+            "    }",
+            "}"]
+    return "\n".join(out) + "\n"
+
+
+def standalone(prefix: Path) -> str:
+    """A whole nginx.conf that includes site.conf, every file under `prefix`, in the foreground."""
+    p = prefix.resolve()
+    return "\n".join([
+        "daemon off;",
+        "worker_processes 1;",
+        f"pid {p}/nginx.pid;",
+        f"error_log {p}/error.log notice;",
+        "events { worker_connections 1024; }",
+        "http {",
+        f"    client_body_temp_path {p}/tmp/body;",
+        f"    proxy_temp_path {p}/tmp/proxy;",
+        f"    fastcgi_temp_path {p}/tmp/fastcgi;",
+        f"    uwsgi_temp_path {p}/tmp/uwsgi;",
+        f"    scgi_temp_path {p}/tmp/scgi;",
+        "    include site.conf;",
+        "}",
+        "",
+    ])
+
+
+def write_standalone(prefix: Path, replicas: int, first_port: int, listen: str) -> Path:
+    """Write prefix/nginx.conf and prefix/site.conf (and tmp/); return the nginx.conf path."""
+    prefix.mkdir(parents=True, exist_ok=True)
+    (prefix / "tmp").mkdir(exist_ok=True)
+    site_conf = site(replicas, first_port, listen, access_log=str(prefix.resolve() / "access.log"))
+    (prefix / "site.conf").write_text(site_conf)
+    (prefix / "nginx.conf").write_text(standalone(prefix))
+    return prefix / "nginx.conf"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="nginx configuration for N replicas (sticky by cookie)")
+    ap.add_argument("--replicas", type=int, default=3)
+    ap.add_argument("--first-port", type=int, default=8601)
+    ap.add_argument("--listen", default="80", help="nginx's listen argument, e.g. 80 or 127.0.0.1:8080")
+    ap.add_argument("--standalone", type=Path, metavar="DIR",
+                    help="write DIR/nginx.conf + DIR/site.conf for `nginx -c DIR/nginx.conf -p DIR`")
+    args = ap.parse_args()
+    if args.standalone:
+        print(write_standalone(args.standalone, args.replicas, args.first_port, args.listen))
+    else:
+        print(site(args.replicas, args.first_port, args.listen), end="")
+
+
+if __name__ == "__main__":
+    main()
