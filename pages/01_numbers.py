@@ -4,6 +4,7 @@ import streamlit as st
 
 from lib.arithmetic import param_breakdown
 from lib.bertviz_view import head_view_html
+from lib.models import DEFAULT_MODEL
 from ui import core, figures, lesson, nav, quiz_widget
 from ui.core import num, t
 from ui.numbers_view import live_table, reference_table
@@ -23,6 +24,8 @@ lesson.show(text, "live", model_name=core.display_name(info.name), n_layers=num(
             n_heads=num(info.n_heads), n_kv_heads=num(info.n_kv_heads), d_head=num(info.d_head),
             d_model=num(info.d_model), d_mlp=num(info.d_mlp), vocab_size=num(info.vocab_size),
             context=num(info.context_length or 0), n_params=num(info.n_params), group_size=num(info.group_size))
+if info.name == DEFAULT_MODEL:
+    lesson.show(text, "builtin")  # its weights are a 4-bit copy: say so once, here
 left, right = st.columns([2, 3])
 table = live_table(info)
 left.dataframe(table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3, key="numbers.table")

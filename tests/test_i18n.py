@@ -23,7 +23,7 @@ from lib.i18n import (
     ui,
 )
 
-NUMBERS_SECTIONS = ["intro", "relation", "live", "params", "reference", "stack", "why_heads",
+NUMBERS_SECTIONS = ["intro", "relation", "live", "builtin", "params", "reference", "stack", "why_heads",
                     "depth", "glimpse", "next"]
 
 
