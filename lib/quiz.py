@@ -330,13 +330,24 @@ def question_key(q: Question) -> str:
     return f"{q.lesson}:{q.id}"
 
 
+# Questions of different lessons that test the same fact (the same arithmetic on the same model):
+# each lesson keeps its own for its check-yourself section, but the final quiz asks at most one
+# of each group, so a learner never meets the same question twice in one sitting.
+SAME_FACT: tuple[frozenset[str], ...] = (
+    frozenset({"numbers:kv_32k", "kvcache:seventy_at_32k"}),
+    frozenset({"numbers:kv_per_token_kib", "kvcache:per_token_8b"}),
+    frozenset({"numbers:gqa_saving", "attention:llama_gqa_saving", "kvcache:overstated_by"}),
+)
+
+
 def draw_final(banks: Mapping[str, Sequence[Question]], n_per_lesson: int,
-               seed: int) -> tuple[Question, ...]:
+               seed: int, same_fact: Sequence[frozenset[str]] = SAME_FACT) -> tuple[Question, ...]:
     """Draw up to `n_per_lesson` questions from each lesson for the final quiz.
 
     Lessons come in the order of `banks`, and within a lesson questions keep their bank order,
     so the quiz follows the course. The same seed always draws the same questions.
-    Key the answers by `question_key`.
+    Key the answers by `question_key`. At most one question of each `same_fact` group (sets
+    of question keys) is drawn; a lesson left with too few other questions gives fewer.
 
     Example: [question_key(q) for q in draw_final({"numbers": bank}, 2, seed=7)]
              -> e.g. ["numbers:d_head_70b", "numbers:kv_32k"]
@@ -344,10 +355,21 @@ def draw_final(banks: Mapping[str, Sequence[Question]], n_per_lesson: int,
     if n_per_lesson < 0:
         raise ValueError("n_per_lesson cannot be negative")
     rng = random.Random(seed)
+    group_of = {key: i for i, group in enumerate(same_fact) for key in group}
+    used_groups: set[int] = set()
     drawn: list[Question] = []
     for bank in banks.values():
-        picked = sorted(rng.sample(range(len(bank)), min(n_per_lesson, len(bank))))
-        drawn.extend(bank[i] for i in picked)
+        picked: list[int] = []
+        for i in rng.sample(range(len(bank)), len(bank)):  # a random order of the whole bank
+            if len(picked) == n_per_lesson:
+                break
+            group = group_of.get(question_key(bank[i]))
+            if group is not None:
+                if group in used_groups:
+                    continue
+                used_groups.add(group)
+            picked.append(i)
+        drawn.extend(bank[i] for i in sorted(picked))
     return tuple(drawn)
 
 

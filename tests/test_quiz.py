@@ -229,6 +229,30 @@ def test_draw_final_edge_cases() -> None:
         draw_final(banks, -1, seed=1)
 
 
+def test_draw_final_never_draws_two_of_a_group() -> None:
+    banks = {"a": bank("a", 3), "b": bank("b", 3)}
+    groups = (frozenset({"a:q0", "a:q1", "b:q2"}),)
+    for seed in range(200):
+        keys = [question_key(q) for q in draw_final(banks, 3, seed, same_fact=groups)]
+        assert len(set(keys) & groups[0]) == 1, keys  # one of the group, never two
+        assert len(keys) == 4  # each lesson gives what is left: 'a' two, 'b' two or three
+    # Without groups every question of these small banks is drawn.
+    assert len(draw_final(banks, 3, 0, same_fact=())) == 6
+
+
+@pytest.mark.parametrize("lang", ["it", "en"])
+def test_final_quiz_of_the_course_asks_each_fact_once(lang: str) -> None:
+    from lib.i18n import quiz_ids
+
+    banks = {lid: load_bank(lang, lid) for lid in quiz_ids(lang)}
+    every_key = {question_key(q) for b in banks.values() for q in b}
+    for group in quiz.SAME_FACT:
+        assert len(group) >= 2 and group <= every_key, sorted(group - every_key)
+    for seed in range(300):
+        keys = {question_key(q) for q in draw_final(banks, 3, seed)}
+        assert all(len(keys & group) <= 1 for group in quiz.SAME_FACT), (seed, sorted(keys))
+
+
 def test_question_key_separates_lessons() -> None:
     a, b = numeric(qid="q1", lesson="numbers"), numeric(qid="q1", lesson="tokens")
     assert question_key(a) == "numbers:q1"
