@@ -130,7 +130,7 @@ else:
     c1, c2 = st.columns(2)
     c1.plotly_chart(heat, key="position.learned_chart")
     c2.plotly_chart(sim, key="position.similarity_chart")
-    lesson.show(text, "learned_read")
+    lesson.show(text, "learned_read", context=num(context))
 
 st.header(t("position.conventions.header"))
 lesson.show(text, "conventions")

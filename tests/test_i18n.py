@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import json
+import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -151,7 +153,44 @@ def test_lesson_sections_match_across_languages(lesson_id: str) -> None:
 def test_every_quiz_bank_is_parallel() -> None:
     from lib.quiz import check_parallel
 
-    assert check_parallel("it", "en") == []
+    assert check_parallel("it", "en") == []  # same ids, kinds, answers and tolerances
+
+
+def numbers_in(text: str) -> Counter:
+    """The figures a text states, written the same way in both languages: separators dropped, so
+    "4.096" / "4,096" and "0,30" / "0.30" compare equal; placeholders are not figures."""
+    text = re.sub(r"\{[A-Za-z_]+\}", " ", text).replace("{,}", ",").replace("{.}", ".")
+    return Counter(re.sub(r"[.,\u202f ]", "", m.group()) for m in re.finditer(r"\d+(?:[.,\u202f ]\d+)*", text))
+
+
+# Where the two languages say the same figure in different words (15 trillion = 15.000 miliardi).
+SAME_FIGURE_IN_WORDS = {"lessons:kvcache:training": {"15", "15000"},
+                        "quiz:attention:mask_before_softmax:prompt": {"0"},  # "set to 0" = "azzerare"
+                        "quiz:numbers:rule_of_thumb:explanation": {"1"}}  # "1 billion" = "un miliardo"
+
+
+def figures_differ(where: str, it: str, en: str) -> str | None:
+    a, b = numbers_in(it), numbers_in(en)
+    odd = set((a - b) + (b - a)) - SAME_FIGURE_IN_WORDS.get(where, set())
+    return f"{where}: it {dict(a - b)} vs en {dict(b - a)}" if odd else None
+
+
+def test_lesson_sections_state_the_same_figures_in_both_languages() -> None:
+    problems = [figures_differ(f"lessons:{lid}:{sid}", lesson("it", lid)[sid], text)
+                for lid in lesson_ids("en") for sid, text in lesson("en", lid).items()]
+    assert [p for p in problems if p] == []
+
+
+def test_quiz_items_state_the_same_figures_in_both_languages() -> None:
+    from lib.quiz import load_bank
+
+    problems = []
+    for lid in quiz_ids("en"):
+        for qi, qe in zip(load_bank("it", lid), load_bank("en", lid)):
+            pairs = [("prompt", qi.prompt, qe.prompt), ("explanation", qi.explanation, qe.explanation)]
+            pairs += [(f"option{i}", a, b) for i, (a, b) in enumerate(zip(qi.options, qe.options))]
+            problems += [figures_differ(f"quiz:{lid}:{qi.id}:{field}", a, b) for field, a, b in pairs]
+    assert [p for p in problems if p] == []
 
 
 def test_every_quiz_has_a_lesson() -> None:
