@@ -230,7 +230,7 @@ def test_figures_quoted_in_the_lesson_are_the_computed_ones(lang, sep):
     has(round(users.cache_bytes / 1e9, -1), 0, " GB")
     has(100 * users.cache_share, 0, "%")
     has(A.kv_bytes_per_token(LLAMA8) / 1024, 0, " KiB")
-    has(A.kv_bytes_per_token(MORE_MODELS["DeepSeek-V3"]) / 1e3, 0, " KB")
+    has(A.kv_bytes_per_token(MORE_MODELS["DeepSeek-V3"]) / 1024, 0, " KiB")  # one unit per token: KiB
     has(A.training_memory(8e9)["total"] / 1e9, 0, " GB")
     has(A.training_memory(8e9, "muon")["total"] / 1e9, 0, " GB")
 
