@@ -9,8 +9,10 @@ them). nginx in front spreads the learners and keeps each one on their replica:
   all of them; the answer sets the cookie `itt_replica=r<i>` naming the replica that served it.
 - A learner with the cookie goes back to that replica, for every HTTP request and for the
   websocket that carries the whole Streamlit session (upgrade headers passed, long timeouts).
-- If that replica is down, nginx tries the next ones in order (`backup` servers) and the answer
-  rewrites the cookie: the learner stays on the new replica from then on.
+- If that replica is down, nginx sends the learner to the other replicas (its `backup` servers,
+  round robin among them) and the answer rewrites the cookie: the learner stays on the new
+  replica from then on. A Streamlit session lives in one server's memory: there the learner
+  starts a new session (see the README, "Beyond one server").
 
 Why a cookie and not `ip_hash`: a school's learners usually leave through one NAT address, and
 ip_hash would send the whole class to one replica. Open-source nginx has no `sticky` directive
@@ -31,17 +33,19 @@ COOKIE = "itt_replica"
 DEFAULT_ACCESS_LOG = "/var/log/nginx/inside-transformer.access.log"
 
 
-def site(replicas: int, first_port: int = 8601, listen: str = "80", host: str = "127.0.0.1",
+def site(ports: list[int], listen: str = "80", host: str = "127.0.0.1",
          access_log: str = DEFAULT_ACCESS_LOG, fail_timeout_s: int = 10) -> str:
-    """The http-level configuration (upstreams, maps, server) for `replicas` local replicas.
+    """The http-level configuration (upstreams, maps, server) for replicas on `host`:`ports`.
 
-    Example: site(2) has upstreams itt_new, itt_r0, itt_r1, and `proxy_pass http://$itt_upstream`.
+    Replica i (cookie value r<i>) is the one on ports[i].
+    Example: site([8601, 8602]) has upstreams itt_new, itt_r0, itt_r1 and `proxy_pass http://$itt_upstream`.
     """
-    if replicas < 1:
+    if not ports:
         raise ValueError("at least one replica")
-    addrs = [f"{host}:{first_port + i}" for i in range(replicas)]
+    replicas = len(ports)
+    addrs = [f"{host}:{p}" for p in ports]
     cookie_attrs = "Path=/; HttpOnly; SameSite=Lax"
-    out = [f"# Rendered by deploy/nginx/render.py --replicas {replicas} --first-port {first_port} "
+    out = [f"# Rendered by deploy/nginx/render.py --replicas {replicas} --first-port {ports[0]} "
            f"--listen {listen}: edit that, not this file.",
            "",
            "# A websocket upgrade is passed on; other requests close as usual.",
@@ -56,7 +60,7 @@ def site(replicas: int, first_port: int = 8601, listen: str = "80", host: str = 
            "    zone itt_new 64k;"]
     out += [f"    server {a} max_fails=1 fail_timeout={fail_timeout_s}s;" for a in addrs]
     out += ["}", ""]
-    out.append("# A learner's own replica first, then the others in order if it is down (a zone per group:\n"
+    out.append("# A learner's own replica first, then the others (round robin) if it is down (a zone per group:\n"
                "# every worker process sees a replica marked failed).")
     for i in range(replicas):
         out += [f"upstream itt_r{i} {{", f"    zone itt_r{i} 64k;"]
@@ -127,11 +131,16 @@ def standalone(prefix: Path) -> str:
     ])
 
 
-def write_standalone(prefix: Path, replicas: int, first_port: int, listen: str) -> Path:
+def ports_for(replicas: int, first_port: int = 8601) -> list[int]:
+    """Example: ports_for(3, 8601) -> [8601, 8602, 8603]"""
+    return [first_port + i for i in range(replicas)]
+
+
+def write_standalone(prefix: Path, ports: list[int], listen: str) -> Path:
     """Write prefix/nginx.conf and prefix/site.conf (and tmp/); return the nginx.conf path."""
     prefix.mkdir(parents=True, exist_ok=True)
     (prefix / "tmp").mkdir(exist_ok=True)
-    site_conf = site(replicas, first_port, listen, access_log=str(prefix.resolve() / "access.log"))
+    site_conf = site(ports, listen, access_log=str(prefix.resolve() / "access.log"))
     (prefix / "site.conf").write_text(site_conf)
     (prefix / "nginx.conf").write_text(standalone(prefix))
     return prefix / "nginx.conf"
@@ -145,10 +154,11 @@ def main() -> None:
     ap.add_argument("--standalone", type=Path, metavar="DIR",
                     help="write DIR/nginx.conf + DIR/site.conf for `nginx -c DIR/nginx.conf -p DIR`")
     args = ap.parse_args()
+    ports = ports_for(args.replicas, args.first_port)
     if args.standalone:
-        print(write_standalone(args.standalone, args.replicas, args.first_port, args.listen))
+        print(write_standalone(args.standalone, ports, args.listen))
     else:
-        print(site(args.replicas, args.first_port, args.listen), end="")
+        print(site(ports, args.listen), end="")
 
 
 if __name__ == "__main__":
