@@ -23,13 +23,13 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -48,6 +48,16 @@ EN = i18n.ui("en")
 
 sys.path.insert(0, str(REPO / "deploy" / "nginx"))
 import render  # noqa: E402  (deploy/nginx/render.py: the configuration under test)
+
+
+def _streamlit() -> list[str]:
+    exe = Path(sys.executable).with_name("streamlit")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "streamlit"]
+
+
+def _is_local(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme not in ("http", "https", "ws", "wss") or (parts.hostname or "") in e2e.LOCAL_HOSTS
 
 
 def _free_port() -> int:
@@ -123,15 +133,17 @@ def cluster(tmp_path_factory) -> Cluster:
                PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     procs: list[subprocess.Popen] = []
     logs: list[Path] = []
+    handles = []
     try:
         for i, port in enumerate(ports):
             log = tmp / f"replica-{i}.log"
             logs.append(log)
+            handles.append(log.open("w"))
             procs.append(subprocess.Popen(
-                [*e2e._streamlit(), "run", "app.py", "--server.port", str(port),
+                [*_streamlit(), "run", "app.py", "--server.port", str(port),
                  "--server.address", "127.0.0.1", "--server.headless", "true",
                  "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                cwd=REPO, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT))
+                cwd=REPO, env=env, stdout=handles[-1], stderr=subprocess.STDOUT))
         for i, (port, proc) in enumerate(zip(ports, procs)):
             _wait(lambda port=port: _healthy(f"http://127.0.0.1:{port}"), f"replica {i}", proc, logs[i])
 
@@ -150,6 +162,8 @@ def cluster(tmp_path_factory) -> Cluster:
     finally:
         for proc in reversed(procs):
             _stop(proc)
+        for h in handles:
+            h.close()
 
 
 # --- learners ------------------------------------------------------------------------
@@ -163,6 +177,15 @@ class Learner:
     external: list[str]
     sockets: list = field(default_factory=list)   # Streamlit websockets, in order
     finished: list[int] = field(default_factory=list)  # script runs finished, per socket
+
+    def replica(self) -> str:
+        """The replica nginx keeps this learner on (their itt_replica cookie: r0, r1...)."""
+        cookies = {c["name"]: c["value"] for c in self.context.cookies()}
+        return cookies.get(render.COOKIE, "")
+
+    @property
+    def sidebar(self):
+        return self.page.locator('[data-testid="stSidebar"]')
 
     def watch(self) -> None:
         """Count the page's Streamlit websockets and the script runs each one saw finish."""
@@ -184,29 +207,38 @@ class Learner:
 
         self.page.on("websocket", on_socket)
 
-    def wait_for_new_session(self, after: int, timeout_ms: int = e2e.APP_TIMEOUT_MS) -> None:
-        """Wait until the page has more than `after` websockets and the newest saw a run finish."""
+    def send(self, action, timeout_ms: int = e2e.APP_TIMEOUT_MS) -> None:
+        """Do `action` (an input Streamlit acts on) once the app is idle; wait for the run it causes.
+
+        Idle first, so the next run that finishes on this socket is the one the input caused.
+        """
+        from playwright.sync_api import Error, TimeoutError as PwTimeout
+
+        _ready(self.page)
+        k, before = len(self.finished) - 1, self.finished[-1]
+        action()
+        deadline = time.monotonic() + timeout_ms / 1000
+        while self.finished[k] <= before:
+            left = (deadline - time.monotonic()) * 1000
+            assert left > 0, f"learner {self.n}: no run finished after the input in {timeout_ms} ms"
+            try:  # returns at the socket's next frame: its own traffic, not a sleep
+                self.sockets[k].wait_for_event("framereceived", timeout=min(left, 1000))
+            except (PwTimeout, Error):
+                pass
+        _ready(self.page)
+
+    def wait_for_socket(self, after: int, timeout_ms: int = e2e.APP_TIMEOUT_MS) -> None:
+        """Wait until the page has opened more than `after` Streamlit websockets."""
         from playwright.sync_api import Error, TimeoutError as PwTimeout
 
         deadline = time.monotonic() + timeout_ms / 1000
-        while not (len(self.sockets) > after and self.finished[-1] > 0):
+        while len(self.sockets) <= after:
             left = (deadline - time.monotonic()) * 1000
-            assert left > 0, f"learner {self.n}: no new session after {timeout_ms} ms"
-            try:  # returns at the next websocket or frame: the page's own traffic, not a sleep
-                if len(self.sockets) > after:
-                    self.sockets[-1].wait_for_event("framereceived", timeout=min(left, 1000))
-                else:
-                    self.page.wait_for_event("websocket", timeout=min(left, 1000))
+            assert left > 0, f"learner {self.n}: no new websocket after {timeout_ms} ms"
+            try:  # returns at the page's next websocket: its own traffic, not a sleep
+                self.page.wait_for_event("websocket", timeout=min(left, 1000))
             except (PwTimeout, Error):
                 pass
-
-    def replica(self) -> str:
-        cookies = {c["name"]: c["value"] for c in self.context.cookies()}
-        return cookies.get(render.COOKIE, "")
-
-    @property
-    def sidebar(self):
-        return self.page.locator('[data-testid="stSidebar"]')
 
 
 def _new_learner(browser, n: int) -> Learner:
@@ -214,7 +246,7 @@ def _new_learner(browser, n: int) -> Learner:
     context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
 
     def guard(route):  # as the `page` fixture: nothing may leave this machine
-        if e2e._is_local(route.request.url):
+        if _is_local(route.request.url):
             route.continue_()
         else:
             external.append(route.request.url)
@@ -243,17 +275,18 @@ def _ready(page, text: str | None = None, timeout: int = e2e.APP_TIMEOUT_MS) -> 
         expect(page.get_by_text(text).first).to_be_visible(timeout=timeout)
 
 
-_settle = _ready
-
 
 def _type_text(learner: Learner) -> None:
     """The learner's own text in the sidebar box (Ctrl+Enter sends a text area)."""
     from playwright.sync_api import expect
 
     box = learner.sidebar.locator("textarea").first
-    _settle(learner.page)
-    box.fill(learner.text)
-    box.press("Control+Enter")
+
+    def send() -> None:
+        box.fill(learner.text)
+        box.press("Control+Enter")
+
+    learner.send(send)
     expect(box).to_have_value(learner.text, timeout=e2e.APP_TIMEOUT_MS)
 
 
@@ -265,8 +298,8 @@ def _answer_quiz(learner: Learner) -> None:
     q = next(x for x in load_bank("en", "numbers") if x.id == "live_d_head")
     form = page.locator('[data-testid="stForm"]').filter(has_text="576").filter(has=page.locator("input")).first
     form.scroll_into_view_if_needed()
-    form.locator("input").fill(str(int(q.answer)))
-    form.get_by_role("button", name=EN["quiz.check"]).click()
+    form.locator("input").fill(str(int(q.answer)))  # inside a form: no run until the button
+    learner.send(lambda: form.get_by_role("button", name=EN["quiz.check"]).click())
     expect(page.get_by_text(EN["quiz.right"]).first).to_be_visible(timeout=e2e.APP_TIMEOUT_MS)
     expect(learner.sidebar.get_by_text("1/12")).to_be_visible(timeout=e2e.APP_TIMEOUT_MS)
 
@@ -275,11 +308,11 @@ def _go_to_lesson(learner: Learner, lesson_id: str) -> None:
     from playwright.sync_api import expect
 
     page = learner.page
-    _settle(page)
+    _ready(page)
     learner.sidebar.locator(f'[data-testid="stSidebarNavLink"][href$="/{lesson_id}"]').first.click()
     page.wait_for_url(re.compile(rf"/{lesson_id}(\?|$)"), timeout=e2e.APP_TIMEOUT_MS)
     expect(page.locator("h1").first).to_have_text(EN[f"lesson.{lesson_id}.title"], timeout=e2e.APP_TIMEOUT_MS)
-    _settle(page)
+    _ready(page)
 
 
 def test_learners_stick_spread_and_fail_over(browser, cluster):
@@ -314,9 +347,10 @@ def test_learners_stick_spread_and_fail_over(browser, cluster):
         lap("texts, answers, lesson change")
         # Every request a learner made went to the replica their cookie names.
         port_of = {f"r{i}": str(p) for i, p in enumerate(cluster.ports)}
-        for cookie, request, port in cluster.routes():
-            if cookie in port_of:
-                assert port == port_of[cookie], f"{request} with cookie {cookie} went to port {port}"
+        routed = [r for r in cluster.routes() if r[0] in port_of]
+        assert len(routed) >= LEARNERS, routed  # every learner's page loaded assets with the cookie
+        for cookie, request, port in routed:
+            assert port == port_of[cookie], f"{request} with cookie {cookie} went to port {port}"
 
         # A replica stops (a crash, a rolling update). Streamlit's frontend reconnects by itself,
         # and nginx sends it to one of the other replicas (the backups of the learner's upstream,
@@ -330,9 +364,11 @@ def test_learners_stick_spread_and_fail_over(browser, cluster):
         victim.terminate()
         victim.wait(timeout=30)
         for learner in moved:
+            # The frontend's own reconnect first (an input sent before it would be lost), then
+            # the learner's next input, which runs on the new socket.
+            learner.wait_for_socket(sockets_before[learner.n])
             _go_to_lesson(learner, "embeddings")
-            learner.wait_for_new_session(sockets_before[learner.n])
-            _ready(learner.page)
+            assert learner.finished[-1] > 0, f"learner {learner.n}: no run finished on the new socket"
             heir = learner.replica()
             assert heir in {f"r{i}" for i in range(1, REPLICAS)}, f"learner {learner.n} now on {heir!r}"
             assert learner.sockets[-1].url.startswith(cluster.url.replace("http", "ws"))
