@@ -11,18 +11,28 @@ Fixtures
   127.0.0.1/localhost is aborted and recorded; a test that attempted any fails,
   listing them (the classroom has no internet: a CDN left anywhere shows here).
 
-Helpers
+Helpers (every e2e test sends its inputs through these; none sleeps a fixed time)
 - `serve(script, cwd=REPO)`: context manager, the same server for any script
   (a test can serve a small app it writes to tmp_path).
-- `wait_for_app(page, text=None)`: waits until Streamlit's script run is over
-  (`data-test-script-state="notRunning"`, connection CONNECTED), then for `text`.
+- `AppRuns` / `track(page)`: reads Streamlit's websocket (BackMsg rerun requests,
+  ForwardMsg new_session / script_finished with their run ids), so a test knows
+  when an input reached the server and when the run it caused is over.
+- `settle(page)`: the app has settled (no run going or owed since the last
+  input; the DOM says CONNECTED and notRunning).
+- `goto`, `click`, `press`, `slide`, `type_text`: settle, check the target is
+  attached, visible and enabled, send, check the value shows in the DOM, then
+  wait until the browser sent the rerun and its run started and ended.
+- `wait_for_app(page, text=None)`: settle, then wait for `text`.
 - `save_screenshot(page, path=docs/screenshot.png)`: the README's picture.
+
+The `app_url` fixture warms the server: it opens the app once and waits for the
+first lesson before any test runs, so no test pays for the model load.
 
 Usage:
     @pytest.mark.e2e
     def test_home(page, app_url):
-        page.goto(app_url)
-        wait_for_app(page, "Inside the Transformer")
+        goto(page, app_url, "Inside the Transformer")
+        slide(page, page.get_by_role("slider").first, "End", "29")
 """
 
 from __future__ import annotations
@@ -54,7 +64,8 @@ CHROMIUM_ARGS = [
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 DOCS_SCREENSHOT = REPO / "docs" / "screenshot.png"
 SERVER_START_TIMEOUT_S = 90
-APP_TIMEOUT_MS = 120_000  # the first run may load the model
+APP_TIMEOUT_MS = 60_000  # one run of a page, on a loaded 2-core machine
+SERVER_WARM_TIMEOUT_MS = 240_000  # the first open of a server: model load (conversion on a cold cache) and capture
 
 
 # --- server ----------------------------------------------------------------------
@@ -124,11 +135,28 @@ def serve(script: Path, cwd: Path = REPO) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def app_url() -> Iterator[str]:
+def app_url(browser) -> Iterator[str]:
+    """The app's server for the whole session, warmed before any test uses it.
+
+    Warm: a first browser opens the app and waits for the first lesson, so the model load and
+    the default text's capture are paid here, not inside the first test's timeouts.
+    """
     app = Path(os.environ.get("E2E_APP", REPO / "app.py"))
     if not app.exists():
         pytest.fail(f"{app} is missing", pytrace=False)
     with serve(app) as url:
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+        try:
+            pg = context.new_page()
+            track(pg)
+            warm_text = None
+            if "E2E_APP" not in os.environ:
+                from lib import i18n
+
+                warm_text = i18n.ui("en")["lesson.numbers.title"]
+            goto(pg, f"{url}/?lang=en", warm_text, timeout=SERVER_WARM_TIMEOUT_MS)
+        finally:
+            context.close()
         yield url
 
 
@@ -176,6 +204,7 @@ def page(browser, request):
 
     context.route("**/*", guard)
     pg = context.new_page()
+    track(pg)
     try:
         yield pg
     finally:
@@ -195,24 +224,272 @@ def pytest_runtest_call(item):
     return result
 
 
-# --- helpers ---------------------------------------------------------------------
+# --- script runs, as the websocket tells them ---------------------------------------
+
+class AppRuns:
+    """What Streamlit's own websocket says about one page's script runs.
+
+    The browser sends a `BackMsg.rerun_script` for every input Streamlit acts on (a widget's new
+    value, a click, a page link, a fragment's timer); the server answers each run with a
+    `ForwardMsg.new_session` when it starts and a `script_finished` when it ends, both tagged with
+    the run's id. Reading those frames (Playwright sees every websocket frame) tells a test, with
+    no guessing and no sleep, that an input reached the server and that the run it caused is over.
+
+    The page is *settled* when at least one run has ended, no run is going, the last finish was
+    not "stopped early for a rerun" (another run follows it), and every rerun the browser sent for
+    an input was followed by the start of a run. A fragment's timer (`run_every`, sent with
+    `is_auto_rerun`) is not an input: while an animation plays, runs follow each other with no
+    gap, so `quiet` latches the first settled moment after the last input.
+    """
+
+    def __init__(self, page) -> None:
+        self.page = page
+        self.ws = None
+        self.sent = 0          # rerun requests the browser sent, on every connection
+        self.started = 0
+        self.finished = 0
+        self._tick = 0         # a clock over sent/start/finish events
+        self._last_sent = -1
+        self._last_start = -1
+        self._running: set[str] = set()
+        self._last_status: int | None = None
+        self.quiet = False     # settled at some moment since the last input (latched)
+        self.history: list[str] = []  # the last events, for a failure message
+        page.on("websocket", self._attach)
+
+    # -- frames
+    def _attach(self, ws) -> None:
+        if "/_stcore/stream" not in ws.url:
+            return
+        self.ws = ws
+        self._running.clear()  # a new connection: the server tells everything again
+        self._note(f"connect {ws.url}")
+        ws.on("framesent", self._on_sent)
+        ws.on("framereceived", self._on_received)
+        ws.on("close", lambda _ws: self._note("close"))
+
+    def _note(self, event: str) -> None:
+        self._tick += 1
+        self.history.append(f"{self._tick}:{event}")
+        del self.history[:-30]
+
+    def _on_sent(self, payload) -> None:
+        if isinstance(payload, str):
+            return
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        msg = BackMsg.FromString(payload)
+        if msg.WhichOneof("type") == "rerun_script":
+            if msg.rerun_script.is_auto_rerun:
+                # A fragment's own timer (run_every), not an input: it never holds the app
+                # unsettled, or a playing animation would never let a test act.
+                self._note("auto rerun requested")
+                return
+            self.sent += 1
+            self.quiet = False
+            self._note("rerun requested" + (" (fragment)" if msg.rerun_script.fragment_id else ""))
+            self._last_sent = self._tick
+
+    def _on_received(self, payload) -> None:
+        if isinstance(payload, str):
+            return
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        msg = ForwardMsg.FromString(payload)
+        kind = msg.WhichOneof("type")
+        run = msg.metadata.run.script_run_id
+        if kind == "new_session":
+            self.started += 1
+            # One run at a time per session: a start ends any run before it, even one whose
+            # finish the server never sends (a ScriptRunner replaced mid-run stays silent).
+            self._running = {run}
+            self._note(f"start {run[:8]}")
+            self._last_start = self._tick
+        elif kind == "script_finished":
+            self.finished += 1
+            if run:
+                self._running.discard(run)
+            else:
+                self._running.clear()  # an error ends whatever ran, with no id
+            self._last_status = msg.script_finished
+            self._note(f"finish {run[:8]} {ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished)}")
+            if self.settled():
+                self.quiet = True  # latched: seen settled since the last input
+
+    # -- state
+    def settled(self) -> bool:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        return (self.finished > 0 and not self._running
+                and self._last_status != ForwardMsg.FINISHED_EARLY_FOR_RERUN
+                and self._last_start > self._last_sent)
+
+    def reset(self) -> None:
+        """Forget the runs seen so far (before a navigation: the next page must run afresh)."""
+        self.finished = 0
+        self._running.clear()
+        self._last_status = None
+        self.quiet = False
+        self._note("reset")
+
+    def mark(self) -> int:
+        return self.sent
+
+    def wait(self, condition, timeout_ms: int, what: str) -> None:
+        """Process Playwright's events until `condition()` holds; fail with the event log."""
+        from playwright.sync_api import Error, TimeoutError as PwTimeout
+
+        deadline = time.monotonic() + timeout_ms / 1000
+        while not condition():
+            remaining_ms = (deadline - time.monotonic()) * 1000
+            if remaining_ms <= 0:
+                raise AssertionError(f"{what}: not seen in {timeout_ms} ms; last events:\n  "
+                                     + "\n  ".join(self.history))
+            # Return at the next frame (or after a bounded wait, to check again): this waits on
+            # the page's own traffic, it does not sleep a guessed time.
+            step = min(remaining_ms, 1_000)
+            try:
+                if self.ws is not None and not self.ws.is_closed():
+                    self.ws.wait_for_event("framereceived", timeout=step)
+                else:
+                    self.page.wait_for_event("websocket", timeout=step)
+            except (PwTimeout, Error):
+                pass
+
+
+_RUNS: dict[int, AppRuns] = {}
+
+
+def track(page) -> AppRuns:
+    """Start reading `page`'s Streamlit traffic; call before the page opens the app."""
+    runs = _RUNS.get(id(page))
+    if runs is None or runs.page is not page:
+        runs = _RUNS[id(page)] = AppRuns(page)
+    return runs
+
+
+def runs_of(page) -> AppRuns:
+    runs = _RUNS.get(id(page))
+    if runs is None or runs.page is not page:
+        raise RuntimeError("this page is not tracked: open it with the `page` fixture or call track(page) "
+                           "before page.goto")
+    return runs
+
+
+# --- helpers: every input goes through these ----------------------------------------
+
+def settle(page, timeout: int = APP_TIMEOUT_MS) -> None:
+    """Wait until the app has settled: connected, no script run going or owed, drawn as such.
+
+    The websocket says when the last run ended (see AppRuns); the DOM must agree (the root
+    element's data-test-script-state is "notRunning", its connection "CONNECTED").
+    """
+    runs = runs_of(page)
+    runs.wait(lambda: runs.quiet, timeout, "the app settling (the input's run started and ended)")
+    state = '[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
+    if runs.settled():  # nothing going: the page must show it (a ticking fragment may not pause)
+        state += '[data-test-script-state="notRunning"]'
+    page.wait_for_selector(state, timeout=timeout)
+
 
 def wait_for_app(page, text: str | None = None, timeout: int = APP_TIMEOUT_MS) -> None:
-    """Wait until Streamlit has finished running the script, then for `text`.
+    """Settle (see `settle`), then wait for `text` to be visible."""
+    from playwright.sync_api import expect
 
-    The root element carries data-test-script-state: "initial" before the first
-    run, then "running" / "rerunRequested" / "notRunning" (values checked in the
-    Streamlit 1.67 frontend bundle). After a click, wait for the text the click
-    should bring: the state may still read "notRunning" before the rerun starts.
+    settle(page, timeout)
+    if text is not None:
+        expect(page.get_by_text(text).first).to_be_visible(timeout=timeout)
+
+
+def _send(page, target, action, shows=None, rerun: bool = True, timeout: int = APP_TIMEOUT_MS) -> None:
+    """The one way a test sends an input.
+
+    Before: the app has settled and `target` is attached, visible and enabled (an input sent
+    during a redraw can land on an element about to be replaced). After: `shows()` checks the
+    input is in the DOM (the widget's new value), then Streamlit is seen to receive it: the
+    browser sent a rerun request, a run started after it, and every run has ended.
     """
     from playwright.sync_api import expect
 
-    page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]',
-                           timeout=timeout)
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
-                           timeout=timeout)
-    if text is not None:
-        expect(page.get_by_text(text).first).to_be_visible(timeout=timeout)
+    runs = runs_of(page)
+    settle(page, timeout)
+    expect(target).to_be_attached(timeout=timeout)
+    target.scroll_into_view_if_needed(timeout=timeout)
+    expect(target).to_be_visible(timeout=timeout)
+    expect(target).to_be_enabled(timeout=timeout)
+    before = runs.mark()
+    action()
+    if shows is not None:
+        shows()
+    if rerun:
+        runs.wait(lambda: runs.sent > before, timeout, "the browser sending the input to Streamlit")
+        settle(page, timeout)
+
+
+def click(page, target, rerun: bool = True, at_center: bool = False, timeout: int = APP_TIMEOUT_MS) -> None:
+    """Click `target` once the app has settled; wait for the run the click causes.
+
+    `at_center`: click the page at the element's centre (for chart markers under plotly's drag
+    layer, which a plain element click would find covered). `rerun=False` for clicks Streamlit
+    does not hear (a tab).
+    """
+    def action() -> None:
+        if at_center:
+            box = target.bounding_box()
+            page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        else:
+            target.click(timeout=timeout)
+
+    _send(page, target, action, rerun=rerun, timeout=timeout)
+
+
+def _value_is(target, value: str, timeout: int) -> None:
+    """`target` shows `value`: an input's value, or a slider's aria-valuetext (a select slider's
+    label, such as "16K") or aria-valuenow."""
+    target.page.wait_for_function(
+        "([e, v]) => e.isConnected && (e.value === v || e.getAttribute('aria-valuetext') === v"
+        " || e.getAttribute('aria-valuenow') === v)",
+        arg=[target.element_handle(timeout=timeout), value], timeout=timeout)
+
+
+def press(page, target, key: str, value: str | None = None, rerun: bool = True,
+          timeout: int = APP_TIMEOUT_MS) -> None:
+    """Focus `target`, press `key`; `value`: what the widget must then show (a slider's number)."""
+    def action() -> None:
+        target.focus(timeout=timeout)
+        page.keyboard.press(key)
+
+    shows = (lambda: _value_is(target, value, timeout)) if value is not None else None
+    _send(page, target, action, shows=shows, rerun=rerun, timeout=timeout)
+
+
+def slide(page, slider, key: str, value: str, timeout: int = APP_TIMEOUT_MS) -> None:
+    """Move a slider by one key press (ArrowRight, Home, End...) to `value`, acknowledged."""
+    press(page, slider, key, value=value, timeout=timeout)
+
+
+def type_text(page, target, text: str, submit: str | None = "Enter", timeout: int = APP_TIMEOUT_MS) -> None:
+    """Replace the text of an input or text area, then submit it with the key `submit`
+    (`Enter`, `Control+Enter`), acknowledged as any input. The text is checked in the box first.
+
+    `submit=None`: only fill the box (an input inside a form, sent by the form's button).
+    """
+    from playwright.sync_api import expect
+
+    settle(page, timeout)
+    expect(target).to_be_editable(timeout=timeout)
+    target.fill(text, timeout=timeout)
+    expect(target).to_have_value(text, timeout=timeout)
+    if submit is not None:
+        press(page, target, submit, value=None, timeout=timeout)
+        expect(target).to_have_value(text, timeout=timeout)
+
+
+def goto(page, url: str, text: str | None = None, timeout: int = APP_TIMEOUT_MS) -> None:
+    """Open `url` and wait until its first run is over (and `text` shows)."""
+    runs_of(page).reset()
+    page.goto(url)
+    wait_for_app(page, text, timeout)
 
 
 def save_screenshot(page, path: Path = DOCS_SCREENSHOT) -> Path:
@@ -230,26 +507,3 @@ def link_static(app_dir: Path) -> None:
             target.symlink_to(REPO / "static", target_is_directory=True)
         except OSError:
             shutil.copytree(REPO / "static", target)
-
-
-def press_until(page, target, key: str, shown, attempts: int = 3, attached: bool = False) -> None:
-    """Focus `target`, press `key` until the locator `shown` is visible (an idempotent key only).
-
-    On a loaded machine a key press that lands while Streamlit redraws the widget can be lost;
-    a learner would press again, and so does this helper. The final expectation is the usual one.
-    """
-    from playwright.sync_api import expect
-
-    def check(timeout: int) -> None:
-        (expect(shown).to_be_attached if attached else expect(shown).to_be_visible)(timeout=timeout)
-
-    for _ in range(attempts):
-        target.scroll_into_view_if_needed()
-        target.focus()
-        page.keyboard.press(key)
-        try:
-            check(20_000)
-            return
-        except AssertionError:
-            wait_for_app(page)
-    check(APP_TIMEOUT_MS)

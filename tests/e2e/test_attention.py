@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, press_until, wait_for_app
+from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, slide, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -25,14 +25,10 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.set_viewport_size({"width": 1400, "height": 1000})
-    page.goto(f"{app_url}/?lang=en")
-    wait_for_app(page, en["lesson.numbers.title"])
-    box = page.locator('[data-testid="stSidebar"] textarea').first
-    box.fill(XSS)
-    box.press("Control+Enter")
-    wait_for_app(page)
-    page.locator('[data-testid="stSidebarNav"] a', has_text=en["lesson.attention.title"]).first.click()
-    wait_for_app(page, en["attention.live.header"])
+    goto(page, f"{app_url}/?lang=en", en["lesson.numbers.title"])
+    type_text(page, page.locator('[data-testid="stSidebar"] textarea').first, XSS, submit="Control+Enter")
+    click(page, page.locator('[data-testid="stSidebarNav"] a', has_text=en["lesson.attention.title"]).first)
+    expect(page.get_by_text(en["attention.live.header"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
 
     # The heatmap of layer 15, head 0; the token with the tag is a label, drawn as text.
     heatmap = page.locator(".st-key-attention-heatmap")
@@ -41,21 +37,18 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     labels = " ".join(heatmap.locator("svg text").all_text_contents())
     assert "<" in labels and "img" in labels
 
-    # Pick the last head (8) with the keyboard on the head slider: End is idempotent, so a press
-    # dropped on a loaded machine can be repeated.
-    slider = page.locator(".st-key-attention-head").get_by_role("slider")
-    press_until(page, slider, "End", heatmap.get_by_text(i18n.fill(title, layer="15", head="8")))
+    # Pick the last head (8) with the keyboard on the head slider.
+    slide(page, page.locator(".st-key-attention-head").get_by_role("slider"), "End", "8")
+    expect(heatmap.get_by_text(i18n.fill(title, layer="15", head="8"))).to_be_visible(timeout=APP_TIMEOUT_MS)
 
     # Click the thumbnail of layer 2, head 7 in the overview: that head opens above.
-    wait_for_app(page)
     overview = page.locator(".st-key-attention-overview")
     points = overview.locator("g.trace.scatter path.point")
     expect(points.first).to_be_attached(timeout=APP_TIMEOUT_MS)
     overview.evaluate("e => e.scrollIntoView({block: 'center'})")
     n_heads = 9
     target = points.nth(2 * n_heads + 7)  # markers run layer by layer, head by head
-    b = target.bounding_box()
-    page.mouse.click(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2)
+    click(page, target, at_center=True)
     expect(heatmap.get_by_text(i18n.fill(title, layer="2", head="7"))).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(page.locator(".st-key-attention-layer").get_by_role("slider")).to_have_value("2")
 
@@ -71,7 +64,7 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     assert head_view.locator("img").count() == 0
 
     # The model view, in its tab.
-    page.get_by_role("tab", name=en["attention.bertviz.model_tab"]).click()
+    click(page, page.get_by_role("tab", name=en["attention.bertviz.model_tab"]), rerun=False)
     model_view = frames.nth(1)
     expect(model_view.locator("#vis svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
 

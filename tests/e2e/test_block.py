@@ -12,7 +12,7 @@ import re
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, press_until, wait_for_app
+from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, slide
 
 pytestmark = pytest.mark.e2e
 
@@ -28,10 +28,9 @@ def test_lens_layer_slider_moves_the_reading(page, app_url):
 
     en = i18n.ui("en")
     page.set_viewport_size({"width": 1400, "height": 1000})
-    page.goto(f"{app_url}/?lang=en")
-    wait_for_app(page)
-    page.locator('[data-testid="stSidebarNav"]').get_by_text(en["lesson.block.title"]).first.click()
-    wait_for_app(page, en["block.lens.header"])
+    goto(page, f"{app_url}/?lang=en")
+    click(page, page.locator('[data-testid="stSidebarNav"]').get_by_text(en["lesson.block.title"]).first)
+    expect(page.get_by_text(en["block.lens.header"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(page.locator("h1").first).to_have_text(en["lesson.block.title"], timeout=APP_TIMEOUT_MS)
 
     strong = page.locator("strong")
@@ -40,14 +39,12 @@ def test_lens_layer_slider_moves_the_reading(page, app_url):
     expect(grid.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
 
     slider = page.locator('[data-testid="stSlider"]').filter(has_text=en["block.lens.layer"]).get_by_role("slider")
-    # down to the embeddings (Home is idempotent, so a press lost under load can be repeated)
-    press_until(page, slider.first, "Home", strong.filter(has_text=reading("en", 0)).first)
+    slide(page, slider.first, "Home", "0")  # down to the embeddings
+    expect(strong.filter(has_text=reading("en", 0)).first).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(strong.filter(has_text=reading("en", 30))).to_have_count(0, timeout=APP_TIMEOUT_MS)
-    page.keyboard.press("ArrowRight")
-    page.keyboard.press("ArrowRight")
+    slide(page, slider.first, "ArrowRight", "1")
+    slide(page, slider.first, "ArrowRight", "2")
     expect(strong.filter(has_text=reading("en", 2)).first).to_be_visible(timeout=APP_TIMEOUT_MS)
-    expect(slider.first).to_have_value("2", timeout=APP_TIMEOUT_MS)
-    wait_for_app(page)
     grid = page.locator('[data-testid="stPlotlyChart"]').filter(has_text=en["block.lens.title"]).first
     expect(grid.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
     assert page.locator('[data-testid="stException"]').count() == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, REPO, serve, wait_for_app
+from tests.e2e.conftest import APP_TIMEOUT_MS, REPO, SERVER_WARM_TIMEOUT_MS, goto, serve
 
 pytestmark = pytest.mark.e2e
 
@@ -15,8 +15,8 @@ def test_first_request_to_a_lesson_url_runs_the_whole_app(page):
 
     labels = i18n.ui("it")
     with serve(REPO / "app.py") as url:  # a fresh server: no st.navigation has run yet
-        page.goto(f"{url}/position?lang=it")  # v1 mode would run pages/04_position.py alone
-        wait_for_app(page, labels["lesson.position.title"])
+        # v1 mode would run pages/04_position.py alone; the first run loads the model
+        goto(page, f"{url}/position?lang=it", labels["lesson.position.title"], timeout=SERVER_WARM_TIMEOUT_MS)
         sidebar = page.locator('[data-testid="stSidebar"]')
         expect(sidebar.get_by_text(labels["sidebar.text"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
         expect(page.locator("h1").first).to_have_text(labels["lesson.position.title"], timeout=APP_TIMEOUT_MS)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, wait_for_app
+from tests.e2e.conftest import APP_TIMEOUT_MS, goto, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -20,8 +20,7 @@ def test_typing_two_words_updates_the_heatmap(page, app_url):
     lang = "it"
     labels = i18n.ui(lang)
     page.set_viewport_size({"width": 1400, "height": 1000})
-    page.goto(f"{app_url}/embeddings?lang={lang}")
-    wait_for_app(page, labels["lesson.embeddings.title"])
+    goto(page, f"{app_url}/embeddings?lang={lang}", labels["lesson.embeddings.title"])
     charts = page.locator('[data-testid="stPlotlyChart"]')
 
     # The default list is drawn first: its last word labels the heatmap's axes.
@@ -31,9 +30,7 @@ def test_typing_two_words_updates_the_heatmap(page, app_url):
     before = charts.filter(has_text=default_last).first
     expect(before.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
 
-    box.fill("apple, banana")
-    box.press("Enter")
-    wait_for_app(page)
+    type_text(page, box, "apple, banana", submit="Enter")
     heatmap = charts.filter(has_text="banana").first  # with two words there is no PCA: only the heatmap
     expect(heatmap).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(heatmap).to_contain_text("apple", timeout=APP_TIMEOUT_MS)

@@ -13,7 +13,7 @@ import pytest
 from lib import i18n
 from lib.arithmetic import kv_cache_bytes
 from lib.models import converted_dir
-from tests.e2e.conftest import APP_TIMEOUT_MS, wait_for_app
+from tests.e2e.conftest import APP_TIMEOUT_MS, goto, slide, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -32,8 +32,7 @@ def test_context_slider_moves_the_numbers_and_the_chart(page, app_url):
     en = i18n.ui("en")
     config = json.loads((converted_dir() / "config.json").read_text())
     page.set_viewport_size({"width": 1400, "height": 1000})
-    page.goto(f"{app_url}/kvcache?lang=en")
-    wait_for_app(page)
+    goto(page, f"{app_url}/kvcache?lang=en")
     # The title is also a link in the sidebar: wait for the page's own heading.
     expect(page.locator("h1").first).to_have_text(en["lesson.kvcache.title"], timeout=APP_TIMEOUT_MS)
 
@@ -45,21 +44,18 @@ def test_context_slider_moves_the_numbers_and_the_chart(page, app_url):
     expect(chart).to_contain_text("8192", timeout=APP_TIMEOUT_MS)  # the chart's title names the context
 
     slider = page.locator('[data-testid="stSlider"]').filter(has_text=en["kvcache.context_pick"]).get_by_role("slider")
-    slider.focus()
-    page.keyboard.press("ArrowRight")  # 8K -> 16K
+    slide(page, slider, "ArrowRight", "16K")  # 8K -> 16K
     expect(per_user).to_contain_text(_size_en(kv_cache_bytes(config, 16_384)), timeout=APP_TIMEOUT_MS)
     expect(chart).to_contain_text("16,384", timeout=APP_TIMEOUT_MS)
     number = page.locator('[data-testid="stNumberInput"]').filter(has_text=en["kvcache.context"]).locator("input")
     expect(number).to_have_value("16384", timeout=APP_TIMEOUT_MS)
 
-    slider.focus()
-    page.keyboard.press("End")  # the longest context on the slider: 1M tokens
+    slide(page, slider, "End", "1M")  # the longest context on the slider: 1M tokens
     expect(per_user).to_contain_text(_size_en(kv_cache_bytes(config, 1_048_576)), timeout=APP_TIMEOUT_MS)
     expect(chart).to_contain_text("1,048,576", timeout=APP_TIMEOUT_MS)
 
     # A typed absurd context is clamped with a notice, never a traceback.
-    number.fill("-7")
-    number.press("Enter")
+    type_text(page, number, "-7", submit="Enter")
     expect(page.get_by_text(en["kvcache.clamped"].split("{given}")[1].split("{used}")[0].strip()).first
            ).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(per_user).to_contain_text(_size_en(kv_cache_bytes(config, 1)), timeout=APP_TIMEOUT_MS)

@@ -11,7 +11,7 @@ import pytest
 
 from lib import i18n
 from lib.quiz import load_bank
-from tests.e2e.conftest import APP_TIMEOUT_MS, press_until, save_screenshot, wait_for_app
+from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, save_screenshot, slide, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -21,8 +21,7 @@ def test_learner_path_through_lesson_one(page, app_url):
 
     en, it = i18n.ui("en"), i18n.ui("it")
     page.set_viewport_size({"width": 1400, "height": 1000})
-    page.goto(f"{app_url}/?lang=en")
-    wait_for_app(page, en["lesson.numbers.title"])
+    goto(page, f"{app_url}/?lang=en", en["lesson.numbers.title"])
     expect(page.locator("h1").first).to_have_text(en["lesson.numbers.title"], timeout=APP_TIMEOUT_MS)
     # Plotly charts draw real SVG.
     charts = page.locator('[data-testid="stPlotlyChart"]')
@@ -42,8 +41,8 @@ def test_learner_path_through_lesson_one(page, app_url):
     assert frame.locator("#vis svg text").count() >= 2
 
     # Switch the language: the page and the URL follow.
-    page.locator('[data-testid="stSidebar"]').get_by_text("Italiano").first.click()
-    wait_for_app(page, it["lesson.numbers.title"])
+    click(page, page.locator('[data-testid="stSidebar"]').get_by_text("Italiano").first)
+    expect(page.get_by_text(it["lesson.numbers.title"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(page.locator("h1").first).to_have_text(it["lesson.numbers.title"], timeout=APP_TIMEOUT_MS)
     assert "lang=it" in page.url
 
@@ -52,8 +51,8 @@ def test_learner_path_through_lesson_one(page, app_url):
     form = page.locator('[data-testid="stForm"]').filter(has_text="576")
     form = form.filter(has=page.locator("input")).first
     form.scroll_into_view_if_needed()
-    form.locator("input").fill(str(int(q.answer)))
-    form.get_by_role("button", name=it["quiz.check"]).click()
+    type_text(page, form.locator("input"), str(int(q.answer)), submit=None)
+    click(page, form.get_by_role("button", name=it["quiz.check"]))
     expect(page.get_by_text(it["quiz.right"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(page.locator('[data-testid="stSidebar"]').get_by_text("1/12")).to_be_visible(timeout=APP_TIMEOUT_MS)
     assert page.locator('[data-testid="stException"]').count() == 0
@@ -62,14 +61,10 @@ def test_learner_path_through_lesson_one(page, app_url):
 def test_layer_slider_redraws_bertviz(page, app_url):
     from playwright.sync_api import expect
 
-    page.goto(f"{app_url}/?lang=en")
-    wait_for_app(page, i18n.ui("en")["lesson.numbers.title"])
+    goto(page, f"{app_url}/?lang=en", i18n.ui("en")["lesson.numbers.title"])
     frame = page.frame_locator("iframe").first
     expect(frame.locator("#layer")).to_have_value("15", timeout=APP_TIMEOUT_MS)
-    slider = page.get_by_role("slider").first
-    # to layer 0: bertviz's own layer menu then reads 0 (Home repeats safely if a press is lost)
-    press_until(page, slider, "Home", page.frame_locator("iframe").first.locator("#layer option[value='0']"),
-                attached=True)
+    slide(page, page.get_by_role("slider").first, "Home", "0")  # to layer 0: bertviz's own menu follows
     frame = page.frame_locator("iframe").first
     expect(frame.locator("#layer")).to_have_value("0", timeout=APP_TIMEOUT_MS)
     expect(frame.locator("#vis svg text").first).to_be_visible(timeout=APP_TIMEOUT_MS)

@@ -8,7 +8,7 @@ import pytest
 
 from lib import i18n
 from lib.quiz import format_number
-from tests.e2e.conftest import APP_TIMEOUT_MS, wait_for_app
+from tests.e2e.conftest import APP_TIMEOUT_MS, goto, slide
 
 pytestmark = pytest.mark.e2e
 
@@ -29,8 +29,7 @@ def test_position_slider_turns_the_pair(page, app_url):
 
     en = i18n.ui("en")
     page.set_viewport_size({"width": 1400, "height": 1000})
-    page.goto(f"{app_url}/position?lang=en")
-    wait_for_app(page, en["lesson.position.title"])
+    goto(page, f"{app_url}/position?lang=en", en["lesson.position.title"])
     chart = page.locator('[data-testid="stPlotlyChart"]').filter(has_text=rotation_title("en", 5))
     chart.first.scroll_into_view_if_needed()
     expect(chart.first.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
@@ -38,10 +37,8 @@ def test_position_slider_turns_the_pair(page, app_url):
     arrow_before = chart.first.locator("g.trace.scatter").nth(2).inner_html()
 
     slider = page.locator('[data-testid="stSlider"]').filter(has_text=en["position.position"]).get_by_role("slider")
-    slider.first.scroll_into_view_if_needed()
-    slider.first.focus()
-    page.keyboard.press("ArrowRight")
-    page.keyboard.press("ArrowRight")
+    slide(page, slider.first, "ArrowRight", "6")
+    slide(page, slider.first, "ArrowRight", "7")
     expect(page.get_by_text(rotation_title("en", 7))).to_be_visible(timeout=APP_TIMEOUT_MS)
     moved = page.locator('[data-testid="stPlotlyChart"]').filter(has_text=rotation_title("en", 7)).first
     expect(moved.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, wait_for_app
+from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, settle, slide
 
 pytestmark = pytest.mark.e2e
 
@@ -32,12 +32,10 @@ def test_generate_then_temperature_redraws_the_chart_without_a_model_run(page, a
 
     en = i18n.ui("en")
     page.set_viewport_size({"width": 1400, "height": 1000})
-    page.goto(f"{app_url}/sampling?lang=en")
-    wait_for_app(page)
+    goto(page, f"{app_url}/sampling?lang=en")
     # The title is also a link in the sidebar: wait for the page's own heading, then its chart
     # (the first visit loads the model and runs the capture).
     expect(page.locator("h1").first).to_have_text(en["lesson.sampling.title"], timeout=APP_TIMEOUT_MS)
-    wait_for_app(page)  # the whole script run, capture included
     assert page.locator('[data-testid="stException"]').count() == 0
     chart = page.locator('[data-testid="stPlotlyChart"]').first
     expect(chart).to_be_attached(timeout=APP_TIMEOUT_MS)
@@ -48,18 +46,13 @@ def test_generate_then_temperature_redraws_the_chart_without_a_model_run(page, a
 
     # Generate three tokens.
     steps = slider(page, en["sampling.gen.max_new"])
-    steps.scroll_into_view_if_needed(timeout=APP_TIMEOUT_MS)
-    steps.focus()
-    page.keyboard.press("Home")  # 1 token
-    page.keyboard.press("ArrowRight")
-    page.keyboard.press("ArrowRight")  # 3 tokens
-    expect(steps).to_have_value("3", timeout=APP_TIMEOUT_MS)
-    wait_for_app(page)
-    page.get_by_role("button", name=en["sampling.gen.button"]).click()
+    slide(page, steps, "Home", "1")  # 1 token
+    slide(page, steps, "ArrowRight", "2")
+    slide(page, steps, "ArrowRight", "3")  # 3 tokens
+    click(page, page.get_by_role("button", name=en["sampling.gen.button"]))
     chips = page.locator(".gen-chips").first
     expect(chips).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(page.get_by_text(en["sampling.gen.ttft"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
-    wait_for_app(page)
     written = chips.inner_text()
     ttft = metric_value(page, en["sampling.gen.ttft"])
     per_token = metric_value(page, en["sampling.gen.per_token"])
@@ -67,16 +60,13 @@ def test_generate_then_temperature_redraws_the_chart_without_a_model_run(page, a
 
     # Move the temperature to 2: the chart changes, the generation does not run again.
     temperature = slider(page, en["sampling.temperature"])
-    temperature.scroll_into_view_if_needed(timeout=APP_TIMEOUT_MS)
-    temperature.focus()
-    page.keyboard.press("End")
-    expect(temperature).to_have_value("2", timeout=APP_TIMEOUT_MS)
+    slide(page, temperature, "End", "2")
     page.wait_for_function(
         "([sel, before]) => { const el = document.querySelectorAll(sel)[0];"
         " const d = el && el.querySelector('.js-plotly-plot');"
         " return d && d._fullData && Array.from(d._fullData[1].y)[0] < before[0] - 1e-6; }",
         arg=['[data-testid="stPlotlyChart"]', before], timeout=APP_TIMEOUT_MS)
-    wait_for_app(page)
+    settle(page)
     after = chart.evaluate(BARS)
     assert after[0] < before[0]  # a hotter temperature flattens the favourite
     assert page.locator(".gen-chips").first.inner_text() == written

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from lib import bertviz_view, i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, link_static, save_screenshot, serve, wait_for_app
+from tests.e2e.conftest import APP_TIMEOUT_MS, goto, link_static, save_screenshot, serve
 
 pytestmark = pytest.mark.e2e
 
@@ -17,8 +17,7 @@ pytestmark = pytest.mark.e2e
 def test_app_opens_without_errors(page, app_url, lang):
     from playwright.sync_api import expect
 
-    page.goto(f"{app_url}/?lang={lang}")
-    wait_for_app(page)
+    goto(page, f"{app_url}/?lang={lang}")
     # The first run in a session may load the model: allow it the app timeout.
     expect(page).to_have_title(i18n.ui(lang)["app.title"], timeout=APP_TIMEOUT_MS)
     heading = page.locator("h1").first
@@ -59,8 +58,7 @@ def test_bertviz_renders_from_vendored_js(page, tmp_path):
     loaded: list[str] = []
     page.on("requestfinished", lambda r: loaded.append(r.url))
     with serve(app) as url:
-        page.goto(url)
-        wait_for_app(page, "vendored")
+        goto(page, url, "vendored")
         frame = page.frame_locator('iframe[title="st.iframe"]')
         # bertviz draws every token twice (left and right column) as SVG text.
         frame.locator("svg text", has_text="gatto").first.wait_for(timeout=30_000)
