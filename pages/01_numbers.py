@@ -1,5 +1,9 @@
 """Lesson 1: the model's numbers (layers, heads, d_head, d_model) on the live model."""
 
+import ui
+
+ui.through_app()  # a lesson link opened before app.py's navigation exists (see ui/__init__.py)
+
 import streamlit as st
 
 from lib.arithmetic import param_breakdown

@@ -1,6 +1,10 @@
 """Lesson 2: tokenization. Build a BPE vocabulary merge by merge, then replay the live model's
 merges on the learner's text, from bytes to its final tokens."""
 
+import ui
+
+ui.through_app()  # a lesson link opened before app.py's navigation exists (see ui/__init__.py)
+
 from functools import partial
 
 import streamlit as st

@@ -1,5 +1,9 @@
 """Lesson 3: embeddings, rows of a table; cosine similarity, neighbours, and vectors in context."""
 
+import ui
+
+ui.through_app()  # a lesson link opened before app.py's navigation exists (see ui/__init__.py)
+
 import streamlit as st
 
 from lib import embeddings as emb

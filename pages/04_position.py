@@ -1,5 +1,9 @@
 """Lesson 4: position. Why order must be added, RoPE's rotations, the live model's rotated q and k."""
 
+import ui
+
+ui.through_app()  # a lesson link opened before app.py's navigation exists (see ui/__init__.py)
+
 import numpy as np
 import streamlit as st
 

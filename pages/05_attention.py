@@ -1,6 +1,10 @@
 """Lesson 5: attention. Every head of the live model, the formula with its real numbers, GQA,
 the mask, and flash attention. Layer, head and block widgets only read the cached capture."""
 
+import ui
+
+ui.through_app()  # a lesson link opened before app.py's navigation exists (see ui/__init__.py)
+
 import streamlit as st
 
 from lib import attention as att

@@ -1,5 +1,9 @@
 """Lesson 6: the block — pre-norm RMSNorm, the residual stream as a blackboard, SwiGLU, the logit lens."""
 
+import ui
+
+ui.through_app()  # a lesson link opened before app.py's navigation exists (see ui/__init__.py)
+
 import streamlit as st
 
 from lib import block as blk

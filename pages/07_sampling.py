@@ -1,6 +1,10 @@
 """Lesson 7: logits and sampling. The next-token distribution, the filters live, generation with
 the KV cache and its timing, and the loss of the learner's text."""
 
+import ui
+
+ui.through_app()  # a lesson link opened before app.py's navigation exists (see ui/__init__.py)
+
 import math
 
 import streamlit as st

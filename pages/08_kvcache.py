@@ -1,6 +1,10 @@
 """Lesson 8: the KV cache, memory and compute. A calculator right for GQA, MLA and sliding windows,
 checked against the live model's real cache; prefill and decode timed; training and serving costs."""
 
+import ui
+
+ui.through_app()  # a lesson link opened before app.py's navigation exists (see ui/__init__.py)
+
 import streamlit as st
 
 from lib import arithmetic as A

@@ -1,5 +1,9 @@
 """The final quiz: questions drawn from every lesson's bank, a score, and a review of mistakes."""
 
+import ui
+
+ui.through_app()  # a lesson link opened before app.py's navigation exists (see ui/__init__.py)
+
 import random
 
 import streamlit as st
