@@ -5,7 +5,7 @@ browser session shares, and a hook registered by one thread fires in another thr
 pass; so `_hooked` registers them inside a context manager, under the model's lock, and removes
 them in `finally`, also when the forward pass raises.
 
-What is captured (batch dimension dropped, float32 numpy arrays, read-only):
+What a capture gives (batch dimension dropped, float32 numpy arrays, read-only):
   token_ids [T], tokens (readable strings), offsets [T, 2] into the text,
   embeddings [T, D] (input to the first block: token rows, plus learned positions for GPT-2),
   q_pre [L, H, T, Dh], k_pre [L, Hkv, T, Dh] (projections, before RoPE),
@@ -13,6 +13,16 @@ What is captured (batch dimension dropped, float32 numpy arrays, read-only):
   v [L, Hkv, T, Dh], attn [L, H, T, T], resid [L+1, T, D] (input of each block, then the last
   block's output, before the final norm), mlp [L, T, F] (input of the MLP's down projection),
   logits [T, V].
+
+What it stores and what it recomputes. A capture is kept in a cache shared by a whole class, so it
+stores only what cannot be derived cheaply: ids, offsets, q_pre, k_pre, v, the RoPE angles (cos,
+sin), resid and mlp. The rest is computed on each access, with the model's own operations:
+q and k rotate q_pre and k_pre; attention is softmax(q·kᵀ·scale + causal mask) per layer, with the
+model's own scale (and sliding window where a config has one); logits are the final norm and the
+unembedding applied to resid[-1]. At 512 tokens of SmolLM2 that is 240 MB instead of 620 MB: the
+[L, H, T, T] attention alone would be 280 MB and the [T, V] logits 100 MB. Tests hold the
+recomputed values to the model's own (`output_attentions`, a plain forward's logits).
+`nbytes` is what a capture holds, for the cache's byte budget.
 
 RoPE is applied inside a function, not a module, so no hook sees the rotated q and k. We hook the
 rotary module's (cos, sin) and the projections, and rotate them here with the same half-split
@@ -23,9 +33,11 @@ Deliberately left out: batches, generation (the sampling lesson owns it), gradie
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Callable, Iterator
 
 import numpy as np
 import torch
@@ -56,18 +68,23 @@ class Capture:
     token_ids: np.ndarray
     tokens: tuple[str, ...]
     offsets: np.ndarray
-    embeddings: np.ndarray
-    q_pre: np.ndarray
-    k_pre: np.ndarray
-    q: np.ndarray
-    k: np.ndarray
-    v: np.ndarray
-    attn: np.ndarray
-    resid: np.ndarray
-    mlp: np.ndarray
-    logits: np.ndarray
+    q_pre: np.ndarray  # [L, H, T, Dh]
+    k_pre: np.ndarray  # [L, Hkv, T, Dh]
+    v: np.ndarray  # [L, Hkv, T, Dh]
+    resid: np.ndarray  # [L+1, T, D]
+    mlp: np.ndarray  # [L, T, F]
     truncated: bool  # the text had more than max_tokens tokens and was cut
     n_tokens_total: int  # tokens in the whole text, before any cut
+    rope: tuple[np.ndarray, np.ndarray] | None = None  # (cos, sin) [T, Dh] each; None: no RoPE
+    scales: tuple[float, ...] = ()  # per layer, the attention's score scale (1/sqrt(Dh) usually)
+    window: int | None = None  # sliding-window width, where the config has one
+    # [n, D] residual rows -> [n, V] logits through the model's final norm and unembedding
+    head: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
+
+    @property
+    def embeddings(self) -> np.ndarray:
+        """[T, D] the input of the first block (token rows, plus learned positions for GPT-2)."""
+        return self.resid[0]
 
     @property
     def n_tokens(self) -> int:
@@ -75,15 +92,22 @@ class Capture:
 
     @property
     def n_layers(self) -> int:
-        return int(self.attn.shape[0])
+        return int(self.q_pre.shape[0])
 
     @property
     def n_heads(self) -> int:
-        return int(self.attn.shape[1])
+        return int(self.q_pre.shape[1])
 
     @property
     def n_kv_heads(self) -> int:
-        return int(self.k.shape[1])
+        return int(self.k_pre.shape[1])
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays this capture holds (what the cache's budget counts)."""
+        arrays = [self.token_ids, self.offsets, self.q_pre, self.k_pre, self.v, self.resid, self.mlp]
+        arrays += list(self.rope or ())
+        return int(sum(a.nbytes for a in arrays)) + sum(len(t) for t in self.tokens) + len(self.text)
 
     def kv_head(self, head: int) -> int:
         """The key/value head a query head reads (GQA: consecutive query heads share one).
@@ -92,21 +116,91 @@ class Capture:
         """
         return head // (self.n_heads // self.n_kv_heads)
 
+    # -- recomputed on access
+    def _rotated(self, x: np.ndarray) -> np.ndarray:
+        if self.rope is None:
+            return x
+        cos, sin = (torch.from_numpy(np.array(c)) for c in self.rope)
+        with torch.inference_mode():
+            return rotate_half_split(torch.from_numpy(np.array(x)), cos, sin).numpy()
+
+    def q_layer(self, layer: int) -> np.ndarray:
+        """[H, T, Dh] queries of one layer, after RoPE."""
+        return self._rotated(self.q_pre[layer])
+
+    def k_layer(self, layer: int) -> np.ndarray:
+        """[Hkv, T, Dh] keys of one layer, after RoPE."""
+        return self._rotated(self.k_pre[layer])
+
+    @property
+    def q(self) -> np.ndarray:
+        """[L, H, T, Dh] queries after RoPE: what the dot product really sees."""
+        return _frozen(np.stack([self.q_layer(i) for i in range(self.n_layers)]))
+
+    @property
+    def k(self) -> np.ndarray:
+        """[L, Hkv, T, Dh] keys after RoPE."""
+        return _frozen(np.stack([self.k_layer(i) for i in range(self.n_layers)]))
+
+    def attn_layer(self, layer: int, heads: slice | list[int] | None = None) -> np.ndarray:
+        """[H, T, T] attention weights of one layer (or of some of its heads), as the model computes
+        them: softmax over keys of q·kᵀ·scale, future keys masked (and keys beyond the window)."""
+        hs = range(self.n_heads) if heads is None else (
+            range(self.n_heads)[heads] if isinstance(heads, slice) else heads)
+        hs = list(hs)
+        with torch.inference_mode():
+            q = torch.from_numpy(self.q_pre[layer, hs])  # [h, T, Dh]
+            k = torch.from_numpy(self.k_pre[layer, [self.kv_head(h) for h in hs]])  # [h, T, Dh]
+            if self.rope is not None:
+                cos, sin = (torch.from_numpy(np.array(c)) for c in self.rope)
+                q, k = rotate_half_split(q, cos, sin), rotate_half_split(k, cos, sin)
+            scores = torch.matmul(q, k.transpose(-1, -2)) * self.scales[layer]  # [h, T, T]
+            t = scores.shape[-1]
+            i = torch.arange(t)
+            # The mask goes in before the softmax: a future key gets -inf, so weight exactly 0 and
+            # the remaining weights of the row still sum to 1.
+            masked = i[None, :] > i[:, None]
+            if self.window is not None:
+                masked |= i[None, :] <= i[:, None] - self.window
+            scores = scores.masked_fill(masked, float("-inf"))
+            return _frozen(torch.softmax(scores, dim=-1, dtype=torch.float32).numpy())
+
+    @property
+    def attn(self) -> np.ndarray:
+        """[L, H, T, T] attention weights of every head (recomputed: 280 MB at 512 tokens of
+        SmolLM2; prefer `attn_layer` or `attention` where one layer or head is enough)."""
+        return _frozen(np.stack([self.attn_layer(i) for i in range(self.n_layers)]))
+
     def attention(self, layer: int, head: int) -> np.ndarray:
         """[T, T] attention weights of one head; row i is what token i reads."""
-        return self.attn[layer, head]
+        return self.attn_layer(layer, [head])[0]
 
     def query(self, layer: int, head: int) -> np.ndarray:
         """[T, Dh] queries of one head, after RoPE."""
-        return self.q[layer, head]
+        return self._rotated(self.q_pre[layer, head])
 
     def key(self, layer: int, head: int) -> np.ndarray:
         """[T, Dh] keys read by query head `head`, after RoPE."""
-        return self.k[layer, self.kv_head(head)]
+        return self._rotated(self.k_pre[layer, self.kv_head(head)])
 
     def value(self, layer: int, head: int) -> np.ndarray:
         """[T, Dh] values read by query head `head`."""
         return self.v[layer, self.kv_head(head)]
+
+    def logits_at(self, positions) -> np.ndarray:
+        """[n, V] (or [V] for one int position) logits: the final norm and the unembedding on
+        resid[-1], as the model's own last step."""
+        if self.head is None:
+            raise RuntimeError("this capture has no model head to compute logits")
+        one = isinstance(positions, (int, np.integer))
+        rows = self.resid[-1][[int(positions)] if one else positions]
+        out = self.head(rows)
+        return out[0] if one else out
+
+    @property
+    def logits(self) -> np.ndarray:
+        """[T, V] logits at every position (100 MB at 512 tokens of SmolLM2: computed on access)."""
+        return _frozen(self.logits_at(slice(None)))
 
 
 def rotate_half_split(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
@@ -141,7 +235,7 @@ def _hooked(loaded: LoadedModel) -> Iterator[dict]:
     ad = loaded.adapter
     model = loaded.model
     n_layers = loaded.info.n_layers
-    store: dict = {"resid": [None] * (n_layers + 1), "attn": [None] * n_layers, "mlp": [None] * n_layers,
+    store: dict = {"resid": [None] * (n_layers + 1), "mlp": [None] * n_layers,
                    "q": [None] * n_layers, "k": [None] * n_layers, "v": [None] * n_layers}
     with loaded.lock:
         handles = []
@@ -158,8 +252,6 @@ def _hooked(loaded: LoadedModel) -> Iterator[dict]:
             for i, block in enumerate(blocks):
                 handles.append(block.register_forward_hook(
                     lambda m, a, out, i=i: store["resid"].__setitem__(i + 1, _first(out))))
-                handles.append(ad.attention(block).register_forward_hook(
-                    lambda m, a, out, i=i: store["attn"].__setitem__(i, out[1])))
                 handles.append(ad.mlp_out(block).register_forward_pre_hook(
                     lambda m, args, i=i: store["mlp"].__setitem__(i, args[0])))
                 for module, which in ad.qkv_sources(block):
@@ -206,30 +298,60 @@ def run_capture(loaded: LoadedModel, text: str, max_tokens: int = DEFAULT_MAX_TO
         return torch.stack([_heads(x, d_head) for x in store[name]]).float().numpy()
 
     q_pre, k_pre = stack("q"), stack("k")
+    rope = None
     if "rope" in store:
-        cos, sin = (c[0].float() for c in store["rope"])  # [T, Dh] each
-        with torch.inference_mode():
-            q = torch.stack([rotate_half_split(_heads(x, d_head).float(), cos, sin) for x in store["q"]]).numpy()
-            k = torch.stack([rotate_half_split(_heads(x, d_head).float(), cos, sin) for x in store["k"]]).numpy()
-    else:  # learned absolute positions (GPT-2): nothing rotates q and k
-        q, k = q_pre, k_pre
+        cos, sin = (c[0].float().numpy() for c in store["rope"])  # [T, Dh] each
+        rope = (_frozen(cos), _frozen(sin))
     resid = torch.stack([r[0] for r in store["resid"]]).float().numpy()
-    return Capture(
+    cap = Capture(
         model_name=loaded.info.name,
         text=text,
         token_ids=_frozen(np.asarray(ids, dtype=np.int64)),
         tokens=tuple(readable_tokens(tok, ids)),
         offsets=_frozen(np.asarray(offsets, dtype=np.int64).reshape(-1, 2)),
-        embeddings=_frozen(resid[0]),
         q_pre=_frozen(q_pre),
         k_pre=_frozen(k_pre),
-        q=_frozen(q),
-        k=_frozen(k),
         v=_frozen(stack("v")),
-        attn=_frozen(torch.stack([a[0] for a in store["attn"]]).float().numpy()),
         resid=_frozen(resid),
         mlp=_frozen(torch.stack([m[0] for m in store["mlp"]]).float().numpy()),
-        logits=_frozen(out.logits[0].float().numpy()),
         truncated=len(ids_all) > max_tokens,
         n_tokens_total=len(ids_all),
+        rope=rope,
+        scales=attention_scales(loaded),
+        window=_window(loaded, len(ids)),
+        head=partial(head_logits, loaded),
     )
+    del store, out
+    return cap
+
+
+def attention_scales(loaded: LoadedModel) -> tuple[float, ...]:
+    """Per layer, the factor on q·kᵀ before the softmax, read from the attention module's own
+    `scaling` (1/√Dh in both families; GPT-2 configs with `scale_attn_by_inverse_layer_idx` divide
+    it by layer + 1), else 1/√Dh."""
+    out = []
+    for block in loaded.adapter.blocks(loaded.model):
+        scaling = getattr(loaded.adapter.attention(block), "scaling", None)
+        out.append(float(scaling) if scaling is not None else 1.0 / math.sqrt(loaded.info.d_head))
+    return tuple(out)
+
+
+def _window(loaded: LoadedModel, n_tokens: int) -> int | None:
+    """The sliding-window width if the model uses one narrower than the text, else None."""
+    config = loaded.model.config
+    window = getattr(config, "sliding_window", None)
+    if not window or getattr(config, "use_sliding_window", True) is False or window >= n_tokens:
+        return None
+    return int(window)
+
+
+def head_logits(loaded: LoadedModel, x: np.ndarray) -> np.ndarray:
+    """[n, V] logits of residual rows x [n, D]: the model's final norm, then its unembedding.
+
+    No lock: these two modules carry no hooks and keep no state, so a learner reading logits never
+    waits behind another learner's forward pass.
+    """
+    model, ad = loaded.model, loaded.adapter
+    with torch.inference_mode():
+        h = torch.from_numpy(np.array(x, dtype=np.float32))
+        return ad.unembed(model)(ad.final_norm(model)(h)).float().numpy()

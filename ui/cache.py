@@ -1,28 +1,84 @@
-"""The one caching adapter: the shared model and captures, kept across reruns and sessions.
+"""The one caching adapter: the shared models and captures, kept across reruns and sessions.
 
-`st.cache_resource` (not `cache_data`) for captures too: a Capture holds read-only arrays (up to
-~600 MB at 512 tokens), so sharing the object is safe and avoids pickling a copy on every rerun.
+Bounded for a classroom (lib/settings.py; README "Settings"):
+- captures: one byte budget for all of them (`ITT_CAPTURE_BUDGET_MB`), least recently used out
+  first, each (model, text, cut) computed once even when thirty learners ask at the same moment
+  (lib/budget_cache.py). A capture stores only what it cannot recompute cheaply (lib/capture.py).
+- models: the built-in one, plus at most one hub model; loading another hub model lets the
+  previous one go, with its captures. `ITT_HUB_MODELS=off` and `ITT_HUB_MAX_PARAMS_M` limit hub
+  loading (lib/models.py raises a ModelLoadError the page turns into a message).
+
+The model lock (lib.capture) covers a forward pass only: a learner whose capture is cached reads it
+without waiting for anyone's forward pass.
 """
 
 from __future__ import annotations
 
-import streamlit as st
+import ctypes
+import threading
 
+from lib.budget_cache import ByteBudgetCache
 from lib.capture import Capture, run_capture
-from lib.models import LoadedModel, load_model
+from lib.models import DEFAULT_MODEL, LoadedModel, load_model
+from lib.settings import Settings
 
 
-@st.cache_resource(max_entries=3, show_spinner=False)
-def get_model(name: str) -> LoadedModel:
-    """One LoadedModel per model name for the whole server.
+def _return_freed_memory_to_the_os() -> None:
+    """Large arrays in their own mappings, so an evicted capture's memory leaves the process.
 
-    No streamlit element may be drawn in here (a cached function replays its elements), so the
-    slow first conversion of the embedded model is done, with its progress bar, by the caller.
+    glibc raises its mmap threshold after big frees (up to 32 MB), after which freed captures stay
+    in the heap and the server's RSS only grows; a fixed 1 MB threshold stops that. No-op elsewhere.
     """
-    return load_model(name)
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        M_MMAP_THRESHOLD = -3
+        libc.mallopt(M_MMAP_THRESHOLD, 1 << 20)
+    except (OSError, AttributeError):
+        pass
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+_return_freed_memory_to_the_os()
+
+SETTINGS = Settings.from_env()
+CAPTURES: ByteBudgetCache[Capture] = ByteBudgetCache(SETTINGS.capture_budget_bytes, lambda c: c.nbytes)
+
+_models: dict[str, LoadedModel] = {}
+_models_lock = threading.Lock()
+_loading: dict[str, threading.Lock] = {}
+
+
+def get_model(name: str) -> LoadedModel:
+    """One LoadedModel per model name for the whole server: the built-in one and at most one hub
+    model. Raises lib.models.ModelLoadError (hub off, too large, offline...) for the page to show.
+
+    No streamlit element may be drawn in here, so the slow first conversion of the embedded model
+    is done, with its progress bar, by the caller.
+    """
+    with _models_lock:
+        loaded = _models.get(name)
+        if loaded is not None:
+            return loaded
+        gate = _loading.setdefault(name, threading.Lock())
+    with gate:  # one load per name; other names load (or read) meanwhile
+        with _models_lock:
+            if name in _models:
+                return _models[name]
+        loaded = load_model(name, settings=SETTINGS)
+        with _models_lock:
+            if name != DEFAULT_MODEL:
+                for other in [n for n in _models if n != DEFAULT_MODEL]:
+                    del _models[other]
+                    CAPTURES.discard(lambda key, other=other: key[0] == other)
+            _models[name] = loaded
+        return loaded
+
+
+def resident_models() -> list[str]:
+    with _models_lock:
+        return list(_models)
+
+
 def get_capture(model_name: str, text: str, max_tokens: int) -> Capture:
     """One capture per (model, text, cut); pages read it, they never run the model themselves."""
-    return run_capture(get_model(model_name), text, max_tokens)
+    return CAPTURES.get((model_name, text, int(max_tokens)),
+                        lambda: run_capture(get_model(model_name), text, max_tokens))

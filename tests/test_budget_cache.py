@@ -1,0 +1,147 @@
+"""lib.budget_cache and ui.cache's bounds: bytes, LRU order, one computation per key, hub policy."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from lib.budget_cache import ByteBudgetCache
+from lib.settings import Settings
+
+
+def test_evicts_least_recently_used_until_within_budget():
+    cache = ByteBudgetCache(budget=100, size_of=len)
+    cache.get("a", lambda: "x" * 40)
+    cache.get("b", lambda: "y" * 40)
+    cache.get("a", lambda: pytest.fail("a hit must not recompute"))  # a is now the most recent
+    cache.get("c", lambda: "z" * 40)  # 120 > 100: b (least recent) goes
+    assert cache.keys() == ["a", "c"] and cache.nbytes == 80
+
+
+def test_value_larger_than_budget_is_returned_not_kept():
+    cache = ByteBudgetCache(budget=10, size_of=len)
+    cache.get("small", lambda: "x" * 5)
+    assert cache.get("big", lambda: "y" * 50) == "y" * 50
+    assert cache.keys() == ["small"]
+
+
+def test_concurrent_callers_of_one_key_compute_it_once():
+    cache = ByteBudgetCache(budget=10**6, size_of=lambda v: 8)
+    release = threading.Event()
+    calls = []
+
+    def compute():
+        calls.append(1)
+        release.wait(5)
+        return object()
+
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(cache.get("same", compute))) for _ in range(30)]
+    for t in threads:
+        t.start()
+    release.set()
+    for t in threads:
+        t.join(10)
+    assert len(calls) == 1 and len(results) == 30 and len({id(r) for r in results}) == 1
+
+
+def test_a_hit_never_waits_for_another_keys_computation():
+    cache = ByteBudgetCache(budget=10**6, size_of=lambda v: 1)
+    cache.get("cached", lambda: "ready")
+    started, release = threading.Event(), threading.Event()
+
+    def slow():
+        started.set()
+        release.wait(5)
+        return "slow"
+
+    worker = threading.Thread(target=lambda: cache.get("other", slow))
+    worker.start()
+    assert started.wait(5)
+    assert cache.get("cached", lambda: pytest.fail("recomputed")) == "ready"  # while "other" computes
+    release.set()
+    worker.join(5)
+
+
+def test_an_error_reaches_the_caller_and_nothing_is_cached():
+    cache = ByteBudgetCache(budget=100, size_of=len)
+    with pytest.raises(ValueError):
+        cache.get("k", lambda: (_ for _ in ()).throw(ValueError("boom")))
+    assert cache.keys() == []
+    assert cache.get("k", lambda: "ok") == "ok"
+
+
+def test_discard_by_key():
+    cache = ByteBudgetCache(budget=100, size_of=len)
+    cache.get(("m1", "t"), lambda: "a")
+    cache.get(("m2", "t"), lambda: "b")
+    assert cache.discard(lambda key: key[0] == "m1") == 1 and cache.keys() == [("m2", "t")]
+
+
+def test_settings_from_env():
+    s = Settings.from_env({"ITT_CAPTURE_BUDGET_MB": "256", "ITT_HUB_MODELS": "off", "ITT_HUB_MAX_PARAMS_M": "200"})
+    assert (s.capture_budget_bytes, s.hub_models, s.hub_max_params) == (256 * 2**20, False, 200_000_000)
+    d = Settings.from_env({"ITT_CAPTURE_BUDGET_MB": "lots", "ITT_HUB_MAX_PARAMS_M": "-1"})
+    assert d == Settings()  # malformed values keep their defaults
+
+
+def test_hub_off_and_size_cap_refuse_before_loading(monkeypatch):
+    from lib import models
+
+    monkeypatch.setattr(models, "_load_hub", lambda *a, **k: pytest.fail("must not load"))
+    with pytest.raises(models.ModelLoadError) as e:
+        models.load_model("gpt2", settings=Settings(hub_models=False))
+    assert e.value.code == "hub_off"
+
+
+def test_thirty_learners_on_one_text_run_one_capture(monkeypatch, tiny_llama):
+    import ui.cache as cache
+
+    monkeypatch.setattr(cache, "CAPTURES", ByteBudgetCache(10**9, lambda c: c.nbytes))
+    monkeypatch.setattr(cache, "get_model", lambda name: tiny_llama)
+    runs = []
+    original = cache.run_capture
+    monkeypatch.setattr(cache, "run_capture", lambda *a, **k: runs.append(1) or original(*a, **k))
+    out = []
+    threads = [threading.Thread(target=lambda: out.append(cache.get_capture("tiny", "abc def", 64)))
+               for _ in range(30)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(runs) == 1 and len(out) == 30 and len({id(c) for c in out}) == 1
+
+
+def test_at_most_one_hub_model_resident(monkeypatch, tiny_llama, tiny_gpt2):
+    import ui.cache as cache
+    from lib.models import DEFAULT_MODEL
+
+    monkeypatch.setattr(cache, "_models", {})
+    monkeypatch.setattr(cache, "CAPTURES", ByteBudgetCache(10**9, lambda c: c.nbytes))
+    fake = {DEFAULT_MODEL: tiny_llama, "hub/a": tiny_llama, "hub/b": tiny_gpt2}
+    monkeypatch.setattr(cache, "load_model", lambda name, settings=None: fake[name])
+    cache.get_model(DEFAULT_MODEL)
+    cache.get_model("hub/a")
+    cache.get_capture("hub/a", "abc", 16)
+    cache.get_model("hub/b")
+    assert sorted(cache.resident_models()) == sorted([DEFAULT_MODEL, "hub/b"])
+    assert all(k[0] != "hub/a" for k in cache.CAPTURES.keys())  # its captures left with it
+
+
+@pytest.mark.parametrize("lang", ["en", "it"])
+def test_page_says_the_server_does_not_load_hub_models(monkeypatch, lang):
+    import ui.cache as cache
+    from lib import i18n
+    from lib.models import DEFAULT_MODEL
+    from tests.apptest import start
+
+    at = start(lang)
+    monkeypatch.setattr(cache, "SETTINGS", Settings(hub_models=False))
+    at.text_input(key="app.model_request").set_value("gpt2")
+    at.button(key="app.load").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state["app.model"] == DEFAULT_MODEL
+    expected = i18n.fill(i18n.ui(lang)["model.error.hub_off"], name="gpt2")
+    assert expected in [e.value for e in at.error]
