@@ -26,7 +26,7 @@ def test_learner_path_through_lesson_one(page, app_url):
     # Plotly charts draw real SVG.
     charts = page.locator('[data-testid="stPlotlyChart"]')
     expect(charts.first).to_be_visible(timeout=APP_TIMEOUT_MS)
-    assert charts.count() >= 2
+    expect(charts.nth(1)).to_be_attached(timeout=APP_TIMEOUT_MS)  # plotly mounts each chart lazily
     charts.nth(1).scroll_into_view_if_needed()
     expect(charts.nth(1).locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
     page.locator("h2").filter(has_text=en["numbers.live.header"]).first.evaluate("e => e.scrollIntoView()")
