@@ -54,7 +54,7 @@ COPY --from=build /opt/inside-transformer /opt/inside-transformer
 #   ITT_HUB_MAX_PARAMS_M   largest hub model allowed, in millions of parameters
 ENV PATH=/app/.venv/bin:${PATH} \
     INSIDE_TRANSFORMER_CACHE=/opt/inside-transformer \
-    ITT_CAPTURE_BUDGET_MB=512 \
+    ITT_CAPTURE_BUDGET_MB=384 \
     ITT_HUB_MODELS=on \
     ITT_HUB_MAX_PARAMS_M=1500 \
     PYTHONUNBUFFERED=1

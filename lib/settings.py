@@ -1,6 +1,6 @@
 """Server settings a teacher or an operator sets in the environment (README: "Settings").
 
-- `ITT_CAPTURE_BUDGET_MB` (default 512): bytes, in MB, that all cached captures may hold together,
+- `ITT_CAPTURE_BUDGET_MB` (default 384): bytes, in MB, that all cached captures may hold together,
   shared by every learner of the server; the least recently used capture goes first.
 - `ITT_HUB_MODELS` (default "on"): "off" keeps learners to the built-in model; a request for a
   Hugging Face model then gets a message saying this server does not load them.
@@ -22,7 +22,7 @@ OFF = {"off", "0", "false", "no"}
 
 @dataclass(frozen=True)
 class Settings:
-    capture_budget_bytes: int = 512 * 2**20
+    capture_budget_bytes: int = 384 * 2**20
     hub_models: bool = True
     hub_max_params: int = 1_500_000_000
 

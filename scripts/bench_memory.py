@@ -4,7 +4,7 @@ Each scenario runs in a fresh Python process, as a server would: load the built-
 ui.cache.get_model, then ask ui.cache.get_capture (the one entry every page uses) for N distinct
 texts of at least T tokens, cut at T, and read the process's RSS (VmRSS) and peak (VmHWM) from
 /proc/self/status. Goal: RSS <= 1.5 GB after 100 texts of 256 tokens and after 30 of 512, with
-the default capture budget (ITT_CAPTURE_BUDGET_MB, 512 MB unless set).
+the default capture budget (ITT_CAPTURE_BUDGET_MB, 384 MB unless set).
 
     .venv/bin/python scripts/bench_memory.py            # both scenarios, a table with PASS/MISS
 """
