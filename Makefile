@@ -22,3 +22,4 @@ test: setup-test
 
 bench: setup
 	$(PY) scripts/bench.py
+	$(PY) scripts/bench_memory.py
