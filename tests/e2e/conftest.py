@@ -81,6 +81,26 @@ def _streamlit() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "streamlit"]
 
 
+def healthy(url: str) -> bool:
+    """The Streamlit server at `url` answers its health check."""
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+            return r.status == 200
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+def stop_process(proc: subprocess.Popen) -> None:
+    """Terminate a server process, killing it if it has not exited within 15 s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 @contextlib.contextmanager
 def serve(script: Path, cwd: Path = REPO) -> Iterator[str]:
     """Run `streamlit run script` from `cwd` on a free port; yield its base URL.
@@ -112,24 +132,15 @@ def serve(script: Path, cwd: Path = REPO) -> Iterator[str]:
         while True:
             if proc.poll() is not None:
                 pytest.fail(f"streamlit exited with {proc.returncode}:\n{server_log()}", pytrace=False)
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
+            if healthy(url):
+                break
             if time.monotonic() > deadline:
                 pytest.fail(f"streamlit not healthy after {SERVER_START_TIMEOUT_S}s:\n{server_log()}",
                             pytrace=False)
             time.sleep(0.2)  # polling a server that is starting, not waiting on the page
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
         log.close()
         os.unlink(log.name)
 

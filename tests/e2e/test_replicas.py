@@ -24,12 +24,9 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -50,22 +47,6 @@ sys.path.insert(0, str(REPO / "deploy" / "nginx"))
 import render  # noqa: E402  (deploy/nginx/render.py: the configuration under test)
 
 
-def _streamlit() -> list[str]:
-    exe = Path(sys.executable).with_name("streamlit")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "streamlit"]
-
-
-def _is_local(url: str) -> bool:
-    parts = urlsplit(url)
-    return parts.scheme not in ("http", "https", "ws", "wss") or (parts.hostname or "") in e2e.LOCAL_HOSTS
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _wait(ready, what: str, proc: subprocess.Popen, log: Path) -> None:
     """Poll a starting process until `ready()`; fail with its log if it exits or times out."""
     deadline = time.monotonic() + START_TIMEOUT_S
@@ -79,27 +60,9 @@ def _wait(ready, what: str, proc: subprocess.Popen, log: Path) -> None:
         time.sleep(0.2)  # polling a process that is starting, not waiting on a page
 
 
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-            return r.status == 200
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return False
-
-
 def _listening(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @dataclass
@@ -128,7 +91,7 @@ def cluster(tmp_path_factory) -> Cluster:
             pytest.fail(f"CI=true and {reason}", pytrace=False)
         pytest.skip(reason)
     tmp = tmp_path_factory.mktemp("replicas")
-    ports = [_free_port() for _ in range(REPLICAS)]
+    ports = [e2e._free_port() for _ in range(REPLICAS)]
     env = dict(os.environ, PYTHONUNBUFFERED="1",
                PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     procs: list[subprocess.Popen] = []
@@ -140,14 +103,14 @@ def cluster(tmp_path_factory) -> Cluster:
             logs.append(log)
             handles.append(log.open("w"))
             procs.append(subprocess.Popen(
-                [*_streamlit(), "run", "app.py", "--server.port", str(port),
+                [*e2e._streamlit(), "run", "app.py", "--server.port", str(port),
                  "--server.address", "127.0.0.1", "--server.headless", "true",
                  "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
                 cwd=REPO, env=env, stdout=handles[-1], stderr=subprocess.STDOUT))
         for i, (port, proc) in enumerate(zip(ports, procs)):
-            _wait(lambda port=port: _healthy(f"http://127.0.0.1:{port}"), f"replica {i}", proc, logs[i])
+            _wait(lambda port=port: e2e.healthy(f"http://127.0.0.1:{port}"), f"replica {i}", proc, logs[i])
 
-        front = _free_port()
+        front = e2e._free_port()
         conf = render.write_standalone(tmp / "nginx", ports, listen=f"127.0.0.1:{front}")
         nlog = tmp / "nginx" / "error.log"
         check = subprocess.run([NGINX, "-t", "-c", str(conf), "-p", str(conf.parent)],
@@ -161,7 +124,7 @@ def cluster(tmp_path_factory) -> Cluster:
         yield Cluster(f"http://127.0.0.1:{front}", ports, procs[:-1], conf.parent / "access.log", logs)
     finally:
         for proc in reversed(procs):
-            _stop(proc)
+            e2e.stop_process(proc)
         for h in handles:
             h.close()
 
@@ -246,7 +209,7 @@ def _new_learner(browser, n: int) -> Learner:
     context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
 
     def guard(route):  # as the `page` fixture: nothing may leave this machine
-        if _is_local(route.request.url):
+        if e2e._is_local(route.request.url):
             route.continue_()
         else:
             external.append(route.request.url)
