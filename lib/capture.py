@@ -149,11 +149,8 @@ class Capture:
             range(self.n_heads)[heads] if isinstance(heads, slice) else heads)
         hs = list(hs)
         with torch.inference_mode():
-            q = torch.from_numpy(self.q_pre[layer, hs])  # [h, T, Dh]
-            k = torch.from_numpy(self.k_pre[layer, [self.kv_head(h) for h in hs]])  # [h, T, Dh]
-            if self.rope is not None:
-                cos, sin = (torch.from_numpy(np.array(c)) for c in self.rope)
-                q, k = rotate_half_split(q, cos, sin), rotate_half_split(k, cos, sin)
+            q = torch.from_numpy(self._rotated(self.q_pre[layer, hs]))  # [h, T, Dh]
+            k = torch.from_numpy(self._rotated(self.k_pre[layer, [self.kv_head(h) for h in hs]]))  # [h, T, Dh]
             scores = torch.matmul(q, k.transpose(-1, -2)) * self.scales[layer]  # [h, T, T]
             t = scores.shape[-1]
             i = torch.arange(t)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from lib.capture import head_logits
 from lib.models import LoadedModel
 
 
@@ -29,10 +30,8 @@ def lens_logits(loaded: LoadedModel, x: np.ndarray) -> np.ndarray:
 
     Example: lens_logits(lm, cap.resid[-1]) equals cap.logits (the lens at the last layer)
     """
-    model, ad = loaded.model, loaded.adapter
-    with loaded.lock, torch.inference_mode():
-        h = torch.from_numpy(np.array(x, dtype=np.float32))
-        return ad.unembed(model)(ad.final_norm(model)(h)).float().numpy()
+    with loaded.lock:
+        return head_logits(loaded, x)
 
 
 @dataclass(frozen=True)
