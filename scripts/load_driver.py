@@ -1,0 +1,358 @@
+"""How many learners one server holds: K simulated learners on the real server, each on their own
+websocket session, doing a lesson's flow; per action the wait (p50/p95) and the server's memory.
+
+    .venv/bin/python scripts/load_driver.py                      # K = 5, 10, 20, 30 on one server
+    .venv/bin/python scripts/load_driver.py --learners 10 --replicas 3   # 3 replicas behind nginx
+    .venv/bin/python scripts/load_driver.py --url http://host:8501 --learners 5   # a running server
+
+Each learner is a `tests.stclient.Learner`: it speaks Streamlit's own protocol, like the browser,
+without drawing (thirty Chromium tabs on a 2-core machine would measure Chromium, not the server).
+The flow, the same for every learner, with a think time of 0.5-2 s (seeded) between actions:
+
+    open   the lesson link the teacher shared (/attention?lang=it), as a fresh tab
+    text   type their own sentence in the sidebar (a new capture: the model's forward pass)
+    slide  move the lesson's view slider (attention: head; block: logit-lens layer; sampling: T)
+    answer answer the lesson's first multiple-choice question (its form's Check button)
+    next   go to the next lesson (attention -> block -> sampling), then slide and answer there
+
+A wait is from the input sent to the end of the run it caused (the server's `script_finished`):
+what the learner waits for, minus the browser's drawing (scripts/bench_ui.py measures that for
+one learner). The learners start within 1 s of each other, as a class following the teacher.
+
+Every learner is checked, and any failure is printed and counted (exit status 1):
+- no exception box on any page and no protocol error;
+- their own text comes back: the attention heatmap's labels carry their own word and no other
+  learner's word; their quiz answer gets its feedback.
+
+The server's memory is read from /proc: RSS after each round and the peak (VmHWM) so far, summed
+over replicas. Rounds use distinct texts, so every round computes new captures.
+Deliberately left out: drawing time in the browser, network latency, reconnections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "deploy" / "nginx"))
+
+from tests.stclient import Learner, StreamlitProtocolError  # noqa: E402
+
+GOAL_P95_S = 2.0
+LESSONS = [  # (url path, slider key, a value the slider goes to)
+    ("attention", "attention.head", 3),
+    ("block", "block.lens_layer", 12),
+    ("sampling", "sampling.temperature", 0.7),
+]
+# One short word per learner, each a single token with its leading space in SmolLM2's vocabulary
+# (checked by the driver against the heatmap labels: a learner must see their own and no other).
+WORDS = ["cat", "dog", "fox", "owl", "bee", "cow", "pig", "rat", "bat", "ant", "hen", "yak",
+         "ram", "elk", "emu", "eel", "ape", "cod", "jay", "ox", "gnu", "asp", "doe", "pug",
+         "koi", "boar", "crab", "deer", "duck", "frog", "goat", "hare", "lion", "lynx", "mole",
+         "mule", "newt", "seal", "swan", "toad", "wolf", "wren", "bear", "mink", "moth", "puma"]
+PLACES = ["garden", "kitchen", "river", "forest", "station", "library", "market", "harbour"]
+
+
+# --- servers -----------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+def rss_mb(pid: int) -> tuple[float, float]:
+    """(VmRSS, VmHWM) of a process in MB."""
+    vals = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            vals[key] = int(value.split()[0]) / 1024
+    return vals["VmRSS"], vals["VmHWM"]
+
+
+@dataclass
+class Servers:
+    """Replicas of the app (and nginx in front when there are several, or when asked)."""
+    url: str = ""
+    procs: list[subprocess.Popen] = field(default_factory=list)
+    pids: list[int] = field(default_factory=list)   # the replicas' pids, for memory
+    tmp: Path | None = None
+
+    def start(self, replicas: int, nginx: bool) -> "Servers":
+        self.tmp = Path(tempfile.mkdtemp(prefix="itt-load-"))
+        env = dict(os.environ, PYTHONUNBUFFERED="1",
+                   PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+        streamlit = Path(sys.executable).with_name("streamlit")
+        ports = [free_port() for _ in range(replicas)]
+        for i, port in enumerate(ports):
+            log = (self.tmp / f"replica-{i}.log").open("w")
+            proc = subprocess.Popen(
+                [str(streamlit), "run", "app.py", "--server.port", str(port),
+                 "--server.address", "127.0.0.1", "--server.headless", "true",
+                 "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+            self.procs.append(proc)
+            self.pids.append(proc.pid)
+        for port, proc in zip(ports, self.procs):
+            deadline = time.monotonic() + 120
+            while not healthy(f"http://127.0.0.1:{port}"):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"replica on {port} did not start: see {self.tmp}")
+                time.sleep(0.2)  # polling a starting server
+        if replicas == 1 and not nginx:
+            self.url = f"http://127.0.0.1:{ports[0]}"
+            return self
+        import render  # deploy/nginx/render.py
+
+        nginx_bin = shutil.which("nginx") or "/usr/sbin/nginx"
+        front = free_port()
+        conf = render.write_standalone(self.tmp / "nginx", ports, listen=f"127.0.0.1:{front}")
+        self.procs.append(subprocess.Popen([nginx_bin, "-c", str(conf), "-p", str(conf.parent)],
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        deadline = time.monotonic() + 30
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", front)) == 0:
+                    break
+            if time.monotonic() > deadline:
+                raise SystemExit("nginx did not start")
+            time.sleep(0.1)
+        self.url = f"http://127.0.0.1:{front}"
+        return self
+
+    def memory_mb(self) -> tuple[float, float]:
+        """RSS now and the peak so far, summed over the replicas."""
+        now = peak = 0.0
+        for pid in self.pids:
+            r, h = rss_mb(pid)
+            now, peak = now + r, peak + h
+        return now, peak
+
+    def stop(self) -> None:
+        for proc in reversed(self.procs):
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def affinity_cookie(url: str, path: str) -> str:
+    """The first HTTP request of a tab; behind nginx its answer names the learner's replica."""
+    with urllib.request.urlopen(f"{url}/{path}", timeout=60) as r:
+        cookies = [h.split(";", 1)[0] for k, h in r.headers.items() if k.lower() == "set-cookie"]
+    return "; ".join(cookies)
+
+
+# --- one learner -----------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    waits: dict[str, list[float]] = field(default_factory=dict)
+    bytes_in: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+async def learner_flow(url: str, n: int, word: str, others: list[str], lang: str, rng: random.Random,
+                       lessons: int, out: Outcome) -> None:
+    place = PLACES[n % len(PLACES)]
+    text = (f"The {word} walked into the {place} and sat down. Everyone looked at the {word}, "
+            f"and the {word} looked back, calm and curious.")
+    first = LESSONS[0][0]
+    await asyncio.sleep(rng.uniform(0, 1.0))
+
+    def note(action) -> None:
+        kind = action.name.split(" ")[0]
+        out.waits.setdefault(kind, []).append(action.wait_s)
+        out.bytes_in += action.bytes_in
+
+    async def think() -> None:
+        await asyncio.sleep(rng.uniform(0.5, 2.0))
+
+    cookie = await asyncio.to_thread(affinity_cookie, url, f"{first}?lang={lang}")
+    async with Learner(url, first, f"lang={lang}", cookie=cookie) as me:
+        try:
+            note(await me.open())
+            await think()
+            note(await me.set_text(text))
+            labels = heatmap_labels(me)
+            if f" {word}" not in labels and word not in labels:
+                out.failures.append(f"learner {n}: own word {word!r} not in the attention heatmap")
+            strangers = sorted({o for o in others if o != word and f" {o}" in labels})
+            if strangers:
+                out.failures.append(f"learner {n} sees other learners' words {strangers}")
+            for i, (lesson, slider, value) in enumerate(LESSONS[:lessons]):
+                if i:
+                    await think()
+                    action = await me.goto(lesson)
+                    action.name = "next " + lesson
+                    note(action)
+                await think()
+                action = await me.slide(slider, value)
+                action.name = "slide"
+                note(action)
+                await think()
+                answered = await answer_first_choice(me, lesson)
+                if answered is None:
+                    out.failures.append(f"learner {n}: no multiple-choice question on {lesson}")
+                else:
+                    note(answered)
+            if me.widget("app.text").kind != "text_area":
+                out.failures.append(f"learner {n}: the text box is gone")
+        except (StreamlitProtocolError, KeyError) as e:
+            out.failures.append(f"learner {n}: {type(e).__name__}: {e}")
+        for exc in me.exceptions:
+            out.failures.append(f"learner {n}: exception box: {exc}")
+
+
+def heatmap_labels(me: Learner) -> str:
+    """The attention heatmap's axis labels (the learner's tokens), as one string."""
+    try:
+        spec = json.loads(me.widget("attention.heatmap").proto.spec)
+    except (KeyError, ValueError):
+        return ""
+    labels = []
+    for axis in ("xaxis", "yaxis"):
+        labels += [str(t) for t in spec.get("layout", {}).get(axis, {}).get("ticktext", []) or []]
+    for trace in spec.get("data", []):
+        for key in ("x", "y"):
+            labels += [str(t) for t in trace.get(key, []) or []]
+    return "|".join(labels)
+
+
+def verdicts(me: Learner) -> int:
+    """How many quiz verdicts (a green 'right' or a red 'wrong' box) the page shows."""
+    from streamlit.proto.Alert_pb2 import Alert
+
+    return sum(1 for _p, (kind, proto) in me.elements.items()
+               if kind == "alert" and proto.format in (Alert.ERROR, Alert.SUCCESS))
+
+
+async def answer_first_choice(me: Learner, lesson: str):
+    for key in me.keys(f"quiz.{lesson}."):
+        if key.endswith(".answer") and me.widget(key).kind == "radio":
+            form = key[: -len(".answer")] + ".form"
+            await me.set_value(key, 0)
+            before = verdicts(me)
+            action = await me.submit(form, name="answer")
+            return action if verdicts(me) > before else None
+    return None
+
+
+# --- a round of K learners -------------------------------------------------------------
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile. Example: percentile([1, 2, 3, 4], 0.5) -> 2."""
+    ordered = sorted(values)
+    rank = max(1, int(-(-q * len(ordered) // 1)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+async def one_round(url: str, k: int, lang: str, seed: int, lessons: int, offset: int) -> Outcome:
+    out = Outcome()
+    words = [WORDS[(offset + i) % len(WORDS)] for i in range(k)]
+    rngs = [random.Random(seed * 1000 + i) for i in range(k)]
+    await asyncio.gather(*(learner_flow(url, offset + i, words[i], words, lang, rngs[i], lessons, out)
+                           for i in range(k)))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--learners", type=int, nargs="+", default=[5, 10, 20, 30])
+    ap.add_argument("--replicas", type=int, default=1)
+    ap.add_argument("--nginx", action="store_true", help="nginx in front even for one replica")
+    ap.add_argument("--url", help="drive a server already running (no memory figures)")
+    ap.add_argument("--lang", default="it")
+    ap.add_argument("--lessons", type=int, default=3, choices=range(1, len(LESSONS) + 1))
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    servers = Servers()
+    if args.url:
+        url = args.url
+    else:
+        servers.start(args.replicas, args.nginx)
+        url = servers.url
+    rows, failures, held = [], 0, 0
+    try:
+        # Warm every replica (model loaded, default capture) as a teacher would before class.
+        warm = asyncio.run(one_round(url, max(1, args.replicas), args.lang, 999, 1, 1000))
+        if warm.failures:
+            print("warm-up failed:", *warm.failures, sep="\n  ")
+            return 1
+        offset = 0
+        for k in args.learners:
+            t0 = time.perf_counter()
+            out = asyncio.run(one_round(url, k, args.lang, args.seed + k, args.lessons, offset))
+            offset += k
+            elapsed = time.perf_counter() - t0
+            mem = servers.memory_mb() if servers.pids else (float("nan"), float("nan"))
+            worst = 0.0
+            for action in ("open", "text", "slide", "answer", "next"):
+                w = out.waits.get(action, [])
+                if not w:
+                    continue
+                p95 = percentile(w, 0.95)
+                worst = max(worst, p95)
+                rows.append((k, action, len(w), statistics.median(w), p95, max(w)))
+            ok = worst <= GOAL_P95_S and not out.failures
+            if ok:
+                held = max(held, k)
+            failures += len(out.failures)
+            print(f"K={k}: {elapsed:.0f} s, {sum(len(v) for v in out.waits.values())} actions, "
+                  f"{out.bytes_in / 1e6:.1f} MB sent to the learners, RSS {mem[0] / 1024:.2f} GB "
+                  f"(peak {mem[1] / 1024:.2f} GB), worst p95 {worst:.2f} s -> "
+                  f"{'PASS' if ok else 'MISS'}", flush=True)
+            for f in out.failures[:10]:
+                print("   FAIL", f)
+            rows.append((k, "_mem", 0, mem[0], mem[1], worst))
+    finally:
+        servers.stop()
+
+    front = f"{args.replicas} replica{'s' if args.replicas > 1 else ''}" + (" behind nginx" if servers.url and (args.replicas > 1 or args.nginx) else "")
+    print(f"\n### Load driver: {front}, {os.cpu_count()} cores, lesson flow x{args.lessons}, "
+          f"goal p95 <= {GOAL_P95_S:.0f} s per action\n")
+    print("| learners | action | n | p50 s | p95 s | max s | p95 goal |")
+    print("|---:|---|---:|---:|---:|---:|---|")
+    for k, action, n, p50, p95, mx in rows:
+        if action == "_mem":
+            print(f"| {k} | server RSS after / peak | | {p50 / 1024:.2f} GB | {p95 / 1024:.2f} GB | | |")
+        else:
+            print(f"| {k} | {action} | {n} | {p50:.2f} | {p95:.2f} | {mx:.2f} | "
+                  f"{'PASS' if p95 <= GOAL_P95_S else 'MISS'} |")
+    print(f"\nLearners held with every action's p95 <= {GOAL_P95_S:.0f} s and no failure: "
+          f"{held if held else 'fewer than ' + str(min(args.learners))} "
+          f"(of K = {', '.join(map(str, args.learners))}). Failures: {failures}.")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,250 @@
+"""A learner without a browser: a client that speaks Streamlit's own websocket protocol.
+
+The load driver (scripts/load_driver.py) and the classroom tests need many learners on one real
+server. Thirty Chromium tabs on a 2-core machine measure Chromium, not the server; this client
+opens the same `/_stcore/stream` websocket the browser opens, sends the same `BackMsg.rerun_script`
+the browser sends for an input (all the widget values it holds, the page it wants, the fragment a
+widget lives in), and reads the server's `ForwardMsg`s: each run's start (`new_session`), every
+element drawn (`delta`), the pages (`navigation`) and the run's end (`script_finished`).
+
+What it waits for is what a learner waits for, minus the browser's drawing: from the input sent
+to the end of the run it caused. Elements are kept by their place on the page (delta path), so a
+test reads what the learner would see (markdown, alerts, exception boxes, widget values).
+
+Deliberately left out: drawing, file uploads, components, history navigation, reconnection.
+
+Example (inside asyncio):
+    async with Learner("http://127.0.0.1:8501", "attention", "lang=en") as me:
+        await me.open()
+        await me.set_text("Il gatto dorme sul divano.")
+        await me.slide("attention.head", 3)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+FINISHED = 0          # ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
+EARLY_FOR_RERUN = 2   # another run follows this one
+FRAGMENT_DONE = 3     # FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+
+
+class StreamlitProtocolError(RuntimeError):
+    """The server closed the connection or did not answer in time."""
+
+
+@dataclass
+class Widget:
+    id: str
+    kind: str          # the element's oneof name: "slider", "radio", "text_area", "button"...
+    proto: Any         # the element's own message (Slider, Radio...)
+    fragment_id: str = ""
+    form_id: str = ""
+
+
+@dataclass
+class Action:
+    """One input and the run it caused."""
+    name: str
+    wait_s: float
+    bytes_in: int
+    runs: int
+
+
+@dataclass
+class Learner:
+    """One learner's websocket session on a running server (see the module docstring)."""
+
+    base_url: str
+    path: str = ""
+    query: str = ""
+    cookie: str = ""        # e.g. a load balancer's affinity cookie, sent with the websocket
+    timeout_s: float = 120.0
+    elements: dict[tuple[int, ...], tuple[str, Any]] = field(default_factory=dict)
+    widgets: dict[str, Widget] = field(default_factory=dict)   # by user key
+    pages: list[tuple[str, str, str]] = field(default_factory=list)  # (hash, title, url path)
+    page_hash: str = ""
+    exceptions: list[str] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    _states: dict[str, WidgetState] = field(default_factory=dict)  # by widget id
+    _ws: Any = None
+    _bytes: int = 0
+
+    async def __aenter__(self) -> "Learner":
+        ws_url = self.base_url.replace("http", "ws", 1).rstrip("/") + "/_stcore/stream"
+        self._ws = await websockets.connect(ws_url, subprotocols=["streamlit"], origin=self.base_url,
+                                            max_size=None, open_timeout=self.timeout_s,
+                                            additional_headers={"Cookie": self.cookie} if self.cookie else None,
+                                            ping_interval=None)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._ws is not None:
+            await self._ws.close()
+            self._ws = None
+
+    # -- inputs
+    async def open(self) -> Action:
+        """The first request of a tab opened on `base_url/path?query`."""
+        return await self._rerun("open", page_name=self.path)
+
+    async def set_text(self, text: str) -> Action:
+        """Type into the sidebar's text box and leave it (the box sends its value on blur)."""
+        return await self.set_value("app.text", text, name="text")
+
+    async def slide(self, key: str, value: float) -> Action:
+        return await self.set_value(key, value, name=f"slide {key}")
+
+    async def set_value(self, key: str, value: Any, name: str | None = None) -> Action:
+        w = self.widget(key)
+        self._states[w.id] = _state_for(w, value)
+        if w.form_id:  # a form's widgets travel with its submit button
+            return Action(name or key, 0.0, 0, 0)
+        return await self._rerun(name or f"set {key}", fragment_id=w.fragment_id)
+
+    async def click(self, key: str, name: str | None = None) -> Action:
+        """A button, or a form's submit button (give the form's submitter key, e.g.
+        'FormSubmitter:quiz.attention.x.form-Check')."""
+        w = self.widget(key)
+        trigger = WidgetState(id=w.id, trigger_value=True)
+        return await self._rerun(name or f"click {key}", fragment_id=w.fragment_id, trigger=trigger)
+
+    async def submit(self, form_key: str, name: str | None = None) -> Action:
+        """Press the submit button of the form `form_key` (its key carries the button's label)."""
+        submitter = [k for k in self.widgets if k.startswith(f"FormSubmitter:{form_key}-")]
+        if len(submitter) != 1:
+            raise KeyError(f"form {form_key!r} has submit buttons {submitter}")
+        return await self.click(submitter[0], name=name or f"submit {form_key}")
+
+    async def goto(self, url_path: str) -> Action:
+        """Follow a lesson link of the navigation (its url path: '' for the first page)."""
+        for page_hash, _title, path in self.pages:
+            if path == url_path:
+                return await self._rerun(f"goto {url_path or '/'}", page_hash=page_hash)
+        raise KeyError(f"no page {url_path!r} in {[p[2] for p in self.pages]}")
+
+    # -- what the learner sees
+    def widget(self, key: str) -> Widget:
+        for user_key, w in self.widgets.items():
+            if user_key == key:
+                return w
+        raise KeyError(f"no widget {key!r} on the page; widgets: {sorted(self.widgets)}")
+
+    def keys(self, prefix: str = "") -> list[str]:
+        return sorted(k for k in self.widgets if k.startswith(prefix))
+
+    def texts(self) -> list[str]:
+        """Every markdown, caption, code, heading and alert body on the page, in page order."""
+        out = []
+        for _path, (kind, proto) in sorted(self.elements.items()):
+            if kind in ("markdown", "heading", "code", "text"):
+                out.append(getattr(proto, "body", ""))
+            elif kind == "alert":
+                out.append(proto.body)
+        return out
+
+    def alerts(self) -> list[str]:
+        return [proto.body for _p, (kind, proto) in sorted(self.elements.items()) if kind == "alert"]
+
+    # -- the protocol
+    async def _rerun(self, name: str, page_name: str = "", page_hash: str = "", fragment_id: str = "",
+                     trigger: WidgetState | None = None) -> Action:
+        msg = BackMsg()
+        rs = msg.rerun_script
+        rs.query_string = self.query
+        rs.page_name = page_name
+        rs.page_script_hash = page_hash or self.page_hash
+        rs.fragment_id = fragment_id
+        states = list(self._states.values()) + ([trigger] if trigger else [])
+        rs.widget_states.widgets.extend(states)
+        start, bytes_before, runs = time.perf_counter(), self._bytes, 0
+        await self._ws.send(msg.SerializeToString())
+        while True:
+            status = await self._read_run()
+            runs += 1
+            if status in (FINISHED, FRAGMENT_DONE):
+                break
+        action = Action(name, time.perf_counter() - start, self._bytes - bytes_before, runs)
+        self.actions.append(action)
+        return action
+
+    async def _read_run(self) -> int:
+        """Read messages until a run ends; return its status."""
+        seen: set[str] = set()
+        fragment_run = False
+        while True:
+            try:
+                raw = await asyncio.wait_for(self._ws.recv(), self.timeout_s)
+            except (TimeoutError, asyncio.TimeoutError) as e:
+                raise StreamlitProtocolError(f"no answer in {self.timeout_s} s") from e
+            except websockets.ConnectionClosed as e:
+                raise StreamlitProtocolError(f"connection closed: {e}") from e
+            self._bytes += len(raw)
+            fwd = ForwardMsg.FromString(raw)
+            kind = fwd.WhichOneof("type")
+            if kind == "new_session":
+                fragment_run = bool(fwd.metadata.run.fragment_ids)
+                if not fragment_run:
+                    self.elements.clear()
+                self.page_hash = fwd.new_session.page_script_hash
+            elif kind == "navigation":
+                self.pages = [(p.page_script_hash, p.page_name, p.url_pathname)
+                              for p in fwd.navigation.app_pages]
+                self.page_hash = fwd.navigation.page_script_hash or self.page_hash
+            elif kind == "delta":
+                self._on_delta(fwd, seen)
+            elif kind == "script_finished":
+                status = fwd.script_finished
+                if status == FINISHED and not fragment_run:
+                    # Like the browser: widgets the finished run did not draw are gone.
+                    self.widgets = {k: w for k, w in self.widgets.items() if w.id in seen}
+                    self._states = {i: s for i, s in self._states.items() if i in seen}
+                return status
+
+    def _on_delta(self, fwd: ForwardMsg, seen: set[str]) -> None:
+        delta = fwd.delta
+        path = tuple(fwd.metadata.delta_path)
+        if delta.WhichOneof("type") != "new_element":
+            return
+        kind = delta.new_element.WhichOneof("type")
+        proto = getattr(delta.new_element, kind)
+        self.elements[path] = (kind, proto)
+        if kind == "exception":
+            self.exceptions.append(f"{proto.type}: {proto.message}")
+        wid = getattr(proto, "id", "")
+        if isinstance(wid, str) and wid.startswith("$$ID-"):
+            user_key = wid.split("-", 2)[2] if wid.count("-") >= 2 else ""
+            if user_key:
+                seen.add(wid)
+                self.widgets[user_key] = Widget(wid, kind, proto, delta.fragment_id,
+                                                getattr(proto, "form_id", ""))
+
+
+def _state_for(w: Widget, value: Any) -> WidgetState:
+    """The WidgetState the browser sends for a widget of this kind holding `value`."""
+    s = WidgetState(id=w.id)
+    if w.kind == "slider":
+        s.double_array_value.data.extend([float(v) for v in (value if isinstance(value, (list, tuple)) else [value])])
+    elif w.kind in ("text_area", "text_input", "chat_input"):
+        s.string_value = str(value)
+    elif w.kind in ("radio", "selectbox"):
+        # value: the option's index; the browser sends the option's label as shown
+        s.string_value = w.proto.options[int(value)]
+    elif w.kind == "checkbox":
+        s.bool_value = bool(value)
+    elif w.kind == "number_input":
+        s.double_value = float(value)
+    else:
+        raise NotImplementedError(f"no state for a {w.kind} widget")
+    return s
