@@ -203,7 +203,7 @@ async def learner_flow(url: str, n: int, word: str, others: list[str], lang: str
             await think()
             note(await me.set_text(text))
             labels = heatmap_labels(me)
-            if f" {word}" not in labels and word not in labels:
+            if f" {word}" not in labels:
                 out.failures.append(f"learner {n}: own word {word!r} not in the attention heatmap")
             strangers = sorted({o for o in others if o != word and f" {o}" in labels})
             if strangers:
@@ -232,27 +232,29 @@ async def learner_flow(url: str, n: int, word: str, others: list[str], lang: str
             out.failures.append(f"learner {n}: exception box: {exc}")
 
 
-def heatmap_labels(me: Learner) -> str:
+def heatmap_labels(me: Learner) -> set[str]:
     """The attention heatmap's axis labels (the learner's tokens), as one string."""
     try:
         spec = json.loads(me.widget("attention.heatmap").proto.spec)
     except (KeyError, ValueError):
-        return ""
+        return set()
     labels = []
     for axis in ("xaxis", "yaxis"):
         labels += [str(t) for t in spec.get("layout", {}).get(axis, {}).get("ticktext", []) or []]
     for trace in spec.get("data", []):
         for key in ("x", "y"):
             labels += [str(t) for t in trace.get(key, []) or []]
-    return "|".join(labels)
+    return {t.replace("\u2423", " ") for t in labels}  # the page shows a space as ␣
 
 
 def verdicts(me: Learner) -> int:
-    """How many quiz verdicts (a green 'right' or a red 'wrong' box) the page shows."""
-    from streamlit.proto.Alert_pb2 import Alert
+    """How many quiz verdicts ('Right!...' or 'Not quite...', in any language) the page shows."""
+    from lib import i18n
 
+    starts = tuple(x for lang in i18n.LANGS for x in
+                   (i18n.ui(lang)["quiz.right"], i18n.ui(lang)["quiz.wrong"].split("{")[0]))
     return sum(1 for _p, (kind, proto) in me.elements.items()
-               if kind == "alert" and proto.format in (Alert.ERROR, Alert.SUCCESS))
+               if kind == "alert" and proto.body.startswith(starts))
 
 
 async def answer_first_choice(me: Learner, lesson: str):

@@ -127,6 +127,17 @@ class Learner:
             raise KeyError(f"form {form_key!r} has submit buttons {submitter}")
         return await self.click(submitter[0], name=name or f"submit {form_key}")
 
+    async def set_and_leave(self, key: str, value: Any) -> None:
+        """Send a new value and close the tab at once, before the run it causes has ended."""
+        w = self.widget(key)
+        self._states[w.id] = _state_for(w, value)
+        msg = BackMsg()
+        msg.rerun_script.query_string = self.query
+        msg.rerun_script.page_script_hash = self.page_hash
+        msg.rerun_script.widget_states.widgets.extend(self._states.values())
+        await self._ws.send(msg.SerializeToString())
+        await self.close()
+
     async def goto(self, url_path: str) -> Action:
         """Follow a lesson link of the navigation (its url path: '' for the first page)."""
         for page_hash, _title, path in self.pages:
