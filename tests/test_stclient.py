@@ -1,0 +1,66 @@
+"""The protocol client's messages are the browser's: each widget kind's state in the field the
+server's own deserializer reads (checked against Streamlit's widget registration), and the load
+driver's percentile."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+from streamlit.proto.Radio_pb2 import Radio
+from streamlit.proto.Slider_pb2 import Slider
+from streamlit.proto.TextArea_pb2 import TextArea
+
+from tests.stclient import Widget, _state_for
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _driver():
+    spec = importlib.util.spec_from_file_location("load_driver", REPO / "scripts" / "load_driver.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("load_driver", mod)  # its dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _value_type(module: str) -> set[str]:
+    """The value_type names a Streamlit widget module registers its state with."""
+    import re
+
+    import streamlit
+
+    src = (Path(streamlit.__file__).parent / "elements" / "widgets" / f"{module}.py").read_text()
+    return set(re.findall(r'value_type="(\w+)"', src))
+
+
+def test_slider_state_is_a_double_array():
+    s = _state_for(Widget("$$ID-x-k", "slider", Slider()), 3)
+    assert s.WhichOneof("value") == "double_array_value" and list(s.double_array_value.data) == [3.0]
+    assert "double_array_value" in _value_type("slider")
+
+
+def test_text_state_is_a_string():
+    s = _state_for(Widget("$$ID-x-app.text", "text_area", TextArea()), "ciao 🙂")
+    assert s.WhichOneof("value") == "string_value" and s.string_value == "ciao 🙂"
+    assert "string_value" in _value_type("text_widgets")
+
+
+def test_radio_state_is_the_option_label():
+    s = _state_for(Widget("$$ID-x-q", "radio", Radio(options=["uno", "due", "tre"])), 1)
+    assert s.string_value == "due"
+    assert _value_type("radio") == {"string_value"}
+
+
+def test_unknown_widget_kind_is_refused():
+    with pytest.raises(NotImplementedError):
+        _state_for(Widget("$$ID-x-c", "camera_input", None), 1)
+
+
+def test_percentile_nearest_rank():
+    p = _driver().percentile
+    assert p([1, 2, 3, 4], 0.5) == 2
+    assert p(list(range(1, 101)), 0.95) == 95
+    assert p([7.0], 0.95) == 7.0
