@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 URL := http://127.0.0.1:8501
 
-.PHONY: run test bench setup setup-test
+.PHONY: run test bench load setup setup-test
 
 setup:
 	bash scripts/setup.sh
@@ -23,3 +23,11 @@ test: setup-test
 bench: setup
 	$(PY) scripts/bench.py
 	$(PY) scripts/bench_memory.py
+
+# How many learners one server holds (K = 5, 10, 20, 30; about 15 minutes on 2 cores), then the
+# same flow through nginx in front of 1, 2 and 3 replicas: scripts/load_driver.py.
+load: setup-test
+	$(PY) scripts/load_driver.py
+	$(PY) scripts/load_driver.py --learners 10 --replicas 1 --nginx
+	$(PY) scripts/load_driver.py --learners 10 --replicas 2
+	$(PY) scripts/load_driver.py --learners 10 --replicas 3
