@@ -101,6 +101,24 @@ def steps_of(cap: Capture, layer: int, head: int, scale: float, causal: bool = T
 # --------------------------------------------------------------------------- selection
 
 
+# The page's fragments that draw the selected head: a new layer or head reruns these alone
+# (not the sidebar, the prose, nor the sections that do not depend on the head).
+HEAD_FRAGMENTS = ("attention.live", "attention.bertviz", "attention.formula", "attention.mask", "attention.flash")
+
+
+def rerun_head_sections() -> None:
+    """Callback of the layer and head sliders: rerun every section that draws the chosen head."""
+    st.rerun(list(HEAD_FRAGMENTS))
+
+
+def selected(lm, cap: Capture) -> tuple[int, int, float]:
+    """The chosen layer and head (from session state, clamped) and the layer's scale: each section of
+    the page reads them in its own fragment, so each one follows the sliders."""
+    layer, head = att.clamp_head(cap.n_layers, cap.n_heads, st.session_state.get("attention.layer", cap.n_layers // 2),
+                                 st.session_state.get("attention.head", 0))
+    return layer, head, att.module_scale(lm, layer)
+
+
 def choose_head(n_layers: int, n_heads: int) -> tuple[int, int]:
     """Layer and head widgets; a choice kept from a bigger model is brought back in range first."""
     asked = (st.session_state.get("attention.layer", n_layers // 2), st.session_state.get("attention.head", 0))
@@ -111,9 +129,9 @@ def choose_head(n_layers: int, n_heads: int) -> tuple[int, int]:
     st.session_state["attention.layer"], st.session_state["attention.head"] = layer, head
     left, right = st.columns(2)
     layer = left.slider(t("attention.layer"), 0, max(n_layers - 1, 1), key="attention.layer",
-                        disabled=n_layers == 1)
+                        disabled=n_layers == 1, on_change=rerun_head_sections)
     head = right.slider(t("attention.head"), 0, max(n_heads - 1, 1), key="attention.head",
-                        disabled=n_heads == 1)
+                        disabled=n_heads == 1, on_change=rerun_head_sections)
     return att.clamp_head(n_layers, n_heads, layer, head)
 
 
@@ -125,7 +143,7 @@ def open_clicked_head() -> None:
         data = p.get("customdata")
         if data is not None and len(data) >= 2:
             st.session_state["attention.layer"], st.session_state["attention.head"] = int(data[0]), int(data[1])
-            return
+            rerun_head_sections()
 
 
 # --------------------------------------------------------------------------- figures
@@ -448,6 +466,7 @@ def mask_section(cap: Capture, scale: float, layer: int, head: int) -> None:
                     key="attention.unmasked_chart")
 
 
+@st.fragment
 def scaling_section(d_head: int) -> None:
     options = sorted(set(D_HEADS) | {d_head})
     if st.session_state.get("attention.dh") not in options:
