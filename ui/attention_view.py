@@ -21,6 +21,7 @@ from lib.bertviz_view import head_view_html, model_view_html
 from lib.capture import DEFAULT_MAX_TOKENS, Capture
 from lib.reference import REFERENCE_MODELS
 from ui.cache import get_capture, get_model
+from ui import core
 from ui.core import num, t
 from ui.figures import PALETTE
 
@@ -80,10 +81,18 @@ def flash(model_name: str, text: str, max_tokens: int, layer: int, head: int, bl
                                block, block, scale=scale)
 
 
+@st.cache_resource(max_entries=8, show_spinner=False)
+def first_tokens_attention(model_name: str, text: str, max_tokens: int, n: int) -> np.ndarray:
+    """[L, H, n, n] every head's weights among the first n tokens (causal: the same as in the
+    whole text). Small, and kept: the overview and bertviz redraw from it without recomputing
+    all the layers' attention (cap.attn) at each move of a slider."""
+    return np.ascontiguousarray(_cap(model_name, text, max_tokens).attn[:, :, :n, :n])
+
+
 @st.cache_resource(max_entries=16, show_spinner=False)
 def bertviz(model_name: str, text: str, max_tokens: int, kind: str, layers: tuple[int, ...], n: int):
     cap = _cap(model_name, text, max_tokens)
-    attn, tokens = cap.attn[:, :, :n, :n], list(cap.tokens[:n])
+    attn, tokens = first_tokens_attention(model_name, text, max_tokens, n), list(cap.tokens[:n])
     if kind == "head":
         return head_view_html(attn, tokens, layers=list(layers))
     return model_view_html(attn, tokens, layers=list(layers))
@@ -369,7 +378,8 @@ def overview(cap: Capture, scores: dict[str, np.ndarray], layer: int, head: int)
 
     strongest = [[name(lay, hd) for hd in range(cap.n_heads)] for lay in range(cap.n_layers)]
     labels = {"x": t("attention.layer"), "y": t("attention.head"), "hover": t("attention.overview_hover")}
-    st.plotly_chart(overview_figure(cap.attn, n, (layer, head), labels, strongest), key="attention.overview",
+    thumbs = first_tokens_attention(core.model_name(), cap.text, DEFAULT_MAX_TOKENS, n)
+    st.plotly_chart(overview_figure(thumbs, n, (layer, head), labels, strongest), key="attention.overview",
                     on_select=open_clicked_head, selection_mode="points", config={"displayModeBar": False})
 
 
