@@ -22,6 +22,7 @@ Run: .venv/bin/python scripts/bench_ui.py [--lessons attention,block] [--moves 1
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -231,8 +232,11 @@ def main() -> None:
         browser.close()
 
     total_s = time.perf_counter() - started
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"\nUI benchmark: Chromium, one learner, warm server, default text, {args.moves} moves per widget; "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, run took {total_s:.0f} s\n")
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, run took {total_s:.0f} s; "
+          f"load average at the end {load} on {os.cpu_count()} cores (above the core count, other work "
+          f"shared the machine and every time here is inflated)\n")
     print("| what | first screen | settled | sent | goal | result |")
     print("|---|---:|---:|---:|---|---|")
     print(f"| open the app (first lesson) | {open_first:,.0f} ms | {open_settled:,.0f} ms | {kb(open_bytes)} "

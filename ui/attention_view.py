@@ -81,6 +81,18 @@ def flash(model_name: str, text: str, max_tokens: int, layer: int, head: int, bl
                                block, block, scale=scale)
 
 
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _head_weights(model_name: str, text: str, max_tokens: int, layer: int, head: int) -> np.ndarray:
+    return _cap(model_name, text, max_tokens).attention(layer, head)
+
+
+def head_weights(cap: Capture, layer: int, head: int) -> np.ndarray:
+    """[T, T] the model's own weights of one head (`cap.attention`, recomputed with the model's
+    operations), kept per head: the heatmap, the pattern table and the check read it on every
+    move of a slider. At most 32 heads (32 MB at 512 tokens)."""
+    return _head_weights(core.model_name(), cap.text, DEFAULT_MAX_TOKENS, layer, head)
+
+
 @st.cache_resource(max_entries=8, show_spinner=False)
 def first_tokens_attention(model_name: str, text: str, max_tokens: int, n: int) -> np.ndarray:
     """[L, H, n, n] every head's weights among the first n tokens (causal: the same as in the
@@ -344,9 +356,9 @@ def head_heatmap(cap: Capture, steps: att.HeadSteps, layer: int, head: int) -> N
     labels = {"x": t("attention.axis.key"), "y": t("attention.axis.query"), "weight": t("attention.axis.weight"),
               "hover": t("attention.hover"), "hidden": t("attention.hover_hidden"),
               "title": t("attention.heatmap_title", layer=layer, head=head)}
-    st.plotly_chart(head_figure(cap.attention(layer, head)[:n, :n], steps.mask[:n, :n], cap.tokens, labels),
+    st.plotly_chart(head_figure(head_weights(cap, layer, head)[:n, :n], steps.mask[:n, :n], cap.tokens, labels),
                     key="attention.heatmap")
-    sums = cap.attention(layer, head).sum(-1).astype(np.float64)
+    sums = head_weights(cap, layer, head).sum(-1).astype(np.float64)
     st.caption(t("attention.rows_sum", n=num(len(sums)), dev=f"{float(np.abs(sums - 1).max()):.1e}"))
 
 
@@ -363,7 +375,7 @@ def describe(cap: Capture, scores: dict[str, np.ndarray], layer: int, head: int)
         st.success(t(f"attention.pattern.is.{best}", share=num(round(100 * mine[best]))))
     rows = [(t(f"attention.pattern.{p}"), "—" if not np.isfinite(mine[p]) else f"{num(round(100 * mine[p]))}%")
             for p in att.PATTERNS]
-    rows.append((t("attention.pattern.spread"), f"{num(round(100 * float(att.row_entropy(cap.attention(layer, head)))))}%"))
+    rows.append((t("attention.pattern.spread"), f"{num(round(100 * float(att.row_entropy(head_weights(cap, layer, head)))))}%"))
     st.dataframe(pd.DataFrame(rows, columns=[t("attention.pattern.col"), t("attention.pattern.share")]),
                  hide_index=True, key="attention.patterns")
 
@@ -425,7 +437,7 @@ def formula_steps(cap: Capture, steps: att.HeadSteps, out: att.LayerOutput, head
 
 
 def check_against_model(cap: Capture, steps: att.HeadSteps, layer: int, head: int) -> None:
-    diff = float(np.abs(steps.weights - cap.attention(layer, head)).max())
+    diff = float(np.abs(steps.weights - head_weights(cap, layer, head)).max())
     (st.success if diff < 1e-4 else st.warning)(t("attention.check", diff=f"{diff:.1e}"))
 
 
