@@ -7,9 +7,10 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 import streamlit as st
 
 from lib.arithmetic import param_breakdown
-from lib.bertviz_view import head_view_html
+from lib.capture import DEFAULT_MAX_TOKENS
 from lib.models import DEFAULT_MODEL
 from ui import core, figures, lesson, nav, quiz_widget
+from ui.attention_view import bertviz
 from ui.core import num, t
 from ui.numbers_view import live_table, reference_table
 
@@ -61,16 +62,24 @@ lesson.show(text, "depth")
 st.header(t("numbers.glimpse.header"))
 lesson.show(text, "glimpse")
 cap = core.capture()
-if cap is not None:
+
+
+@st.fragment
+def glimpse() -> None:
+    """bertviz's head view of one layer: the slider reruns this section alone."""
     layer = st.slider(t("numbers.layer"), 0, info.n_layers - 1, value=min(info.n_layers // 2, info.n_layers - 1),
                       key="numbers.layer")
     n = min(cap.n_tokens, BERTVIZ_MAX_TOKENS)
     if cap.n_tokens > n:
         st.caption(t("numbers.bertviz_cut", n=num(n), total=num(cap.n_tokens)))
-    view = head_view_html(cap.attn[:, :, :n, :n], list(cap.tokens[:n]), layers=[layer])
+    view = bertviz(core.model_name(), cap.text, DEFAULT_MAX_TOKENS, "head", (layer,), n)  # cached
     if not view.offline:
         st.warning(t("bertviz.cdn"))
     st.iframe(view.html, height=max(360, 22 * n + 140))
+
+
+if cap is not None:
+    glimpse()
 
 quiz_widget.render_quiz("numbers")
 lesson.show(text, "next")

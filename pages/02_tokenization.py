@@ -116,9 +116,17 @@ verdict = "more" if it_total > en_total else "less"
 st.markdown(t(f"tokenization.lang.{verdict}", pct=num(abs(100 * (it_total / max(en_total, 1) - 1)), 0),
               model_name=core.display_name(name)))
 st.plotly_chart(view.language_figure(costs), key="tokenization.lang_chart")
-if model is not None:
+
+
+@st.fragment
+def paragraphs() -> None:
+    """One paragraph in both languages, token by token: the slider reruns this section alone."""
     pick = st.slider(t("tokenization.lang.pick"), 1, len(costs), 1, key="tokenization.lang.paragraph")
     view.paragraph_pair(name, pick - 1)
+
+
+if model is not None:
+    paragraphs()
 lesson.show(text, "languages_why")
 
 quiz_widget.render_quiz("tokenization")

@@ -32,9 +32,17 @@ cols[1].metric(t("embeddings.table.cols"), num(d_model))
 cols[2].metric(t("embeddings.table.shape"), f"[{n_vocab}, {d_model}]")
 st.caption(t("embeddings.table.which_learned" if learned else "embeddings.table.which_rope"))
 cap = core.capture()
-if cap is not None:
+
+
+@st.fragment
+def rows() -> None:
+    """The first rows of the table, as many dimensions as the slider asks (rerun alone)."""
     n_dims = st.slider(t("embeddings.rows.dims"), 4, min(d_model, 128), min(32, d_model), key="embeddings.dims")
     view.table_rows(idx, cap, view.positions(name), n_dims)
+
+
+if cap is not None:
+    rows()
 
 st.header(t("embeddings.cosine.header"))
 lesson.show(text, "cosine")
@@ -57,21 +65,29 @@ lesson.show(text, "why_cosine")
 
 st.header(t("embeddings.neighbours.header"))
 lesson.show(text, "neighbours", vocab=num(n_vocab))
-left, mid, right = st.columns([2, 2, 2])
-query_raw = left.text_input(t("embeddings.neighbours.query"), value=t("embeddings.neighbours.default"),
-                            key="embeddings.query", max_chars=emb.MAX_WORD_CHARS)
-k = mid.slider(t("embeddings.neighbours.k"), 3, 30, 10, key="embeddings.k")
-metric_names = {"cosine": t("embeddings.metric.cosine"), "euclidean": t("embeddings.metric.euclidean")}
-metric = right.radio(t("embeddings.neighbours.metric"), list(metric_names), horizontal=True,
-                     format_func=metric_names.get, key="embeddings.metric")
-query = emb.word_pieces(lm.tokenizer, " ".join(query_raw.split())) if query_raw.strip() else None
-if query is None or not query.ids or query.unknown:
-    st.info(t("embeddings.neighbours.empty"))
-else:
-    if query.n_pieces > 1:
-        st.caption(t("embeddings.neighbours.mean", pieces=" · ".join(query.pieces), n=num(query.n_pieces)))
-    st.dataframe(view.neighbours_table(name, query, k, metric), hide_index=True,
-                 key="embeddings.neighbours_table")
+
+
+@st.fragment
+def neighbours() -> None:
+    """The nearest rows to a word: its widgets rerun this section alone."""
+    left, mid, right = st.columns([2, 2, 2])
+    query_raw = left.text_input(t("embeddings.neighbours.query"), value=t("embeddings.neighbours.default"),
+                                key="embeddings.query", max_chars=emb.MAX_WORD_CHARS)
+    k = mid.slider(t("embeddings.neighbours.k"), 3, 30, 10, key="embeddings.k")
+    metric_names = {"cosine": t("embeddings.metric.cosine"), "euclidean": t("embeddings.metric.euclidean")}
+    metric = right.radio(t("embeddings.neighbours.metric"), list(metric_names), horizontal=True,
+                         format_func=metric_names.get, key="embeddings.metric")
+    query = emb.word_pieces(lm.tokenizer, " ".join(query_raw.split())) if query_raw.strip() else None
+    if query is None or not query.ids or query.unknown:
+        st.info(t("embeddings.neighbours.empty"))
+    else:
+        if query.n_pieces > 1:
+            st.caption(t("embeddings.neighbours.mean", pieces=" · ".join(query.pieces), n=num(query.n_pieces)))
+        st.dataframe(view.neighbours_table(name, query, k, metric), hide_index=True,
+                     key="embeddings.neighbours_table")
+
+
+neighbours()
 lesson.show(text, "pca")
 if len(pieces) >= 3:
     add = st.toggle(t("embeddings.pca.add", n=num(view.PCA_NEIGHBOURS)), value=True, key="embeddings.pca_add")
@@ -81,15 +97,23 @@ else:
 
 st.header(t("embeddings.context.header"))
 lesson.show(text, "context", n_layers=num(info.n_layers))
-word = st.text_input(t("embeddings.context.word"), value=t("embeddings.context.word_default"),
-                     key="embeddings.ctx_word", max_chars=emb.MAX_WORD_CHARS)
-ca, cb = st.columns(2)
-sent_a = ca.text_input(t("embeddings.context.a"), value=t("embeddings.context.a_default"), key="embeddings.ctx_a",
-                       max_chars=400)
-sent_b = cb.text_input(t("embeddings.context.b"), value=t("embeddings.context.b_default"), key="embeddings.ctx_b",
-                       max_chars=400)
-depth = st.slider(t("embeddings.context.depth"), 0, info.n_layers, info.n_layers, key="embeddings.depth")
-view.context(name, info.n_layers, word, [sent_a, sent_b], depth, learned)
+
+
+@st.fragment
+def in_context() -> None:
+    """One word in two sentences through the layers: its widgets rerun this section alone."""
+    word = st.text_input(t("embeddings.context.word"), value=t("embeddings.context.word_default"),
+                         key="embeddings.ctx_word", max_chars=emb.MAX_WORD_CHARS)
+    ca, cb = st.columns(2)
+    sent_a = ca.text_input(t("embeddings.context.a"), value=t("embeddings.context.a_default"), key="embeddings.ctx_a",
+                           max_chars=400)
+    sent_b = cb.text_input(t("embeddings.context.b"), value=t("embeddings.context.b_default"), key="embeddings.ctx_b",
+                           max_chars=400)
+    depth = st.slider(t("embeddings.context.depth"), 0, info.n_layers, info.n_layers, key="embeddings.depth")
+    view.context(name, info.n_layers, word, [sent_a, sent_b], depth, learned)
+
+
+in_context()
 
 st.header(t("embeddings.sentences.header"))
 lesson.show(text, "sentences")

@@ -51,20 +51,7 @@ lesson.show(text, "rotation", d_head=num(d_head), n_pairs=num(n_pairs), last=num
             share=num(100 * context / periods[-1], 1))
 if not info.rope_theta:
     st.info(t("position.no_rope_base", base=num(base)))
-c1, c2 = st.columns(2)
-with c1:
-    m = view.slider(t("position.position"), "position.m", context - 1, 5, "position.clamped_position", limit=num(context))
-with c2:
-    pair = view.slider(t("position.pair"), "position.pair", n_pairs - 1, 0, "position.clamped_pair", limit=num(n_pairs))
-angle = m * theta[pair]
-rot_labels = view.labels("position.rot", "left", "right", "trail", "start", "now", "pairs", "radius", "title",
-                         pair=num(pair), m=num(m), angle=num(angle, 2), turns=num(angle / (2 * np.pi), 2),
-                         period=num(periods[pair], 1))
-rot_labels |= {"hover_pos": t("position.rot.hover_pos"), "hover_pair": t("position.rot.hover_pair")}
-st.plotly_chart(view.rotation_figure(theta, m, pair, rot_labels), key="position.rotation_chart")
-lesson.show(text, "angles", n_pairs=num(n_pairs))
-st.plotly_chart(view.angle_figure(theta, m, context, view.labels("position.angle", "title", "x", "y", "colorbar", "hover")),
-                key="position.angle_chart")
+view.rotation_section(theta, context, text)
 
 st.header(t("position.relative.header"))
 lesson.show(text, "relative")
@@ -95,7 +82,9 @@ st.header(t("position.live.header"))
 if info.positional == "rope":
     lesson.show(text, "live", model_name=core.display_name(info.name), base=num(base), d_head=num(d_head))
     cap = core.capture()
-    if cap is not None:
+
+    @st.fragment
+    def live() -> None:
         c1, c2, c3, c4 = st.columns(4)
         with c1:
             layer = view.slider(t("position.layer"), "position.layer", info.n_layers - 1, 2, "position.clamped_layer",
@@ -126,6 +115,9 @@ if info.positional == "rope":
                                              None, view.labels("position.live", "title", "x", "y")),
                         key="position.live_distance_chart")
         lesson.show(text, "live_read")
+
+    if cap is not None:
+        live()
 else:
     lesson.show(text, "learned", context=num(context), d_model=num(info.d_model))
     table = view.learned_positions(core.model_name())

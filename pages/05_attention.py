@@ -25,8 +25,10 @@ lesson.show(text, "formula_overview")
 st.header(t("attention.live.header"))
 lesson.show(text, "heatmap", model_name=name, n_layers=num(info.n_layers), n_heads=num(info.n_heads))
 cap = core.capture()
-steps = None
-if cap is not None:
+
+
+@st.fragment(key="attention.live")
+def live() -> None:
     layer, head = view.choose_head(cap.n_layers, cap.n_heads)
     scale = att.module_scale(lm, layer)
     steps = view.steps_of(cap, layer, head, scale)
@@ -43,18 +45,47 @@ if cap is not None:
                 n_all=num(cap.n_layers * cap.n_heads))
     view.overview(cap, scores, layer, head)
 
+
+@st.fragment(key="attention.bertviz")
+def bertviz() -> None:
+    layer = view.selected(lm, cap)[0]
     st.subheader(t("attention.bertviz.header"))
     lesson.show(text, "bertviz")
     view.bertviz_section(core.model_name(), cap, layer)
 
-st.header(t("attention.formula.header"))
-lesson.show(text, "formula", d_head=num(info.d_head), root=num(info.d_head ** 0.5, 2))
-if cap is not None:
+
+@st.fragment(key="attention.formula")
+def formula() -> None:
+    layer, head, scale = view.selected(lm, cap)
+    steps = view.steps_of(cap, layer, head, scale)
     view.check_against_model(cap, steps, layer, head)
     out = view.layer_output(core.model_name(), cap.text, DEFAULT_MAX_TOKENS, layer)
     view.formula_steps(cap, steps, out, head)
     st.caption(t("attention.step.proj_module", module=view.proj_name(lm, layer), layer=num(layer)))
     lesson.show(text, "concat")
+
+
+@st.fragment(key="attention.mask")
+def mask() -> None:
+    layer, head, scale = view.selected(lm, cap)
+    view.mask_section(cap, scale, layer, head)
+    lesson.show(text, "unmasked")
+
+
+@st.fragment(key="attention.flash")
+def flash() -> None:
+    layer, head, scale = view.selected(lm, cap)
+    view.flash_section(core.model_name(), cap, layer, head, view.steps_of(cap, layer, head, scale).out)
+
+
+if cap is not None:
+    live()
+    bertviz()
+
+st.header(t("attention.formula.header"))
+lesson.show(text, "formula", d_head=num(info.d_head), root=num(info.d_head ** 0.5, 2))
+if cap is not None:
+    formula()
 
 st.header(t("attention.scaling.header"))
 lesson.show(text, "why_scale")
@@ -68,8 +99,7 @@ lesson.show(text, "gqa_table")
 st.header(t("attention.mask.header"))
 lesson.show(text, "mask")
 if cap is not None:
-    view.mask_section(cap, scale, layer, head)
-    lesson.show(text, "unmasked")
+    mask()
 
 st.header(t("attention.cost.header"))
 lesson.show(text, "cost")
@@ -78,7 +108,7 @@ view.cost_section(info, cap.n_tokens if cap is not None else None, name)
 st.header(t("attention.flash.header"))
 lesson.show(text, "flash")
 if cap is not None:
-    view.flash_section(core.model_name(), cap, layer, head, steps.out)
+    flash()
 
 quiz_widget.render_quiz("attention")
 lesson.show(text, "next")

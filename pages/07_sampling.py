@@ -45,7 +45,11 @@ c4.metric(t("sampling.cost.share_ctx"), f"{num(100 * cost_ctx.share, 1)}%")
 st.header(t("sampling.dist.header"))
 lesson.show(text, "softmax")
 lesson.show(text, "filters", vocab=num(info.vocab_size))
-if cap is not None:
+
+
+@st.fragment
+def distribution() -> None:
+    """The filters, the draw and the chart: their widgets rerun this section alone."""
     temperature, top_k, top_p = view.controls(info.vocab_size)
     steps = filter_steps(cap.logits[-1], temperature, top_k, top_p)  # the cached capture's last row
     c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
@@ -68,6 +72,10 @@ if cap is not None:
         view.draw_line(draw, steps, readable_tokens(lm.tokenizer, [draw.token])[0], seed)
     else:
         st.caption(t("sampling.sample.prompt"))
+
+
+if cap is not None:
+    distribution()
 lesson.show(text, "chart_read")
 st.subheader(t("sampling.sample.header"))
 lesson.show(text, "sample")

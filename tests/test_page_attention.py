@@ -146,7 +146,8 @@ def test_out_of_range_layer_and_head_are_clamped_with_a_notice(tiny_llama, monke
     at = start("it", PAGE)
     at.slider(key="attention.layer").set_value(29)
     at.slider(key="attention.head").set_value(8)
-    at.run()
+    at.run()  # the sliders rerun the head's sections only: AppTest then holds those fragments alone
+    at.run()  # so a full run brings back the sidebar, whose model box is used next
     switch_model(at, tiny_llama, "tests/tiny-llama", monkeypatch)
     labels = i18n.ui("it")
     assert any(prefix(labels["attention.clamped"]) in w.value for w in at.warning)
@@ -177,3 +178,30 @@ def test_quiz_answer_is_graded(lang):
     assert not at.exception
     assert any(q.explanation[:30] in s.value for s in at.success)
     assert at.session_state["quiz.results"]["attention"] == {q.id: True}
+
+
+def test_a_new_layer_reruns_every_section_that_draws_the_head_and_nothing_else(real):
+    """The layer slider reruns the head's fragments only (live view, bertviz, formula, mask, flash),
+    and every one of them draws the new layer: none is left showing the previous head."""
+    at = start("en", PAGE)
+    labels = i18n.ui("en")
+    assert at.slider(key="attention.layer").value != 3
+    at.slider(key="attention.layer").set_value(3)
+    at.run()
+    assert not at.exception, at.exception
+    # AppTest holds what this run drew: the head's sections, not the sidebar nor the quiz.
+    assert len(at.sidebar.text_area) == 0 and len(at.get("form")) == 0
+    assert chart(at, "attention.heatmap")["layout"]["title"]["text"] == i18n.fill(
+        labels["attention.heatmap_title"], layer="3", head="0")
+    assert chart(at, "attention.unmasked_chart")["layout"]["title"]["text"] == i18n.fill(
+        labels["attention.unmasked.title"], layer="3", head="0")
+    body = page_text(at)
+    assert i18n.fill(labels["attention.step.proj_module"], module="self_attn.o_proj", layer="3") in body
+    bertviz_head = prefix(i18n.fill(labels["attention.bertviz.head_cap"], layer="3"))  # up to the token count
+    assert any(c.value.startswith(bertviz_head) for c in at.caption)
+    assert chart(at, "attention.flash_chart") is not None
+    # A full run afterwards draws the same head everywhere, the sidebar back.
+    at.run()
+    assert len(at.sidebar.text_area) == 1
+    assert chart(at, "attention.unmasked_chart")["layout"]["title"]["text"] == i18n.fill(
+        labels["attention.unmasked.title"], layer="3", head="0")

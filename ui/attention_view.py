@@ -21,6 +21,7 @@ from lib.bertviz_view import head_view_html, model_view_html
 from lib.capture import DEFAULT_MAX_TOKENS, Capture
 from lib.reference import REFERENCE_MODELS
 from ui.cache import get_capture, get_model
+from ui import core
 from ui.core import num, t
 from ui.figures import PALETTE
 
@@ -80,10 +81,30 @@ def flash(model_name: str, text: str, max_tokens: int, layer: int, head: int, bl
                                block, block, scale=scale)
 
 
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _head_weights(model_name: str, text: str, max_tokens: int, layer: int, head: int) -> np.ndarray:
+    return _cap(model_name, text, max_tokens).attention(layer, head)
+
+
+def head_weights(cap: Capture, layer: int, head: int) -> np.ndarray:
+    """[T, T] the model's own weights of one head (`cap.attention`, recomputed with the model's
+    operations), kept per head: the heatmap, the pattern table and the check read it on every
+    move of a slider. At most 32 heads (32 MB at 512 tokens)."""
+    return _head_weights(core.model_name(), cap.text, DEFAULT_MAX_TOKENS, layer, head)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def first_tokens_attention(model_name: str, text: str, max_tokens: int, n: int) -> np.ndarray:
+    """[L, H, n, n] every head's weights among the first n tokens (causal: the same as in the
+    whole text). Small, and kept: the overview and bertviz redraw from it without recomputing
+    all the layers' attention (cap.attn) at each move of a slider."""
+    return np.ascontiguousarray(_cap(model_name, text, max_tokens).attn[:, :, :n, :n])
+
+
 @st.cache_resource(max_entries=16, show_spinner=False)
 def bertviz(model_name: str, text: str, max_tokens: int, kind: str, layers: tuple[int, ...], n: int):
     cap = _cap(model_name, text, max_tokens)
-    attn, tokens = cap.attn[:, :, :n, :n], list(cap.tokens[:n])
+    attn, tokens = first_tokens_attention(model_name, text, max_tokens, n), list(cap.tokens[:n])
     if kind == "head":
         return head_view_html(attn, tokens, layers=list(layers))
     return model_view_html(attn, tokens, layers=list(layers))
@@ -101,6 +122,24 @@ def steps_of(cap: Capture, layer: int, head: int, scale: float, causal: bool = T
 # --------------------------------------------------------------------------- selection
 
 
+# The page's fragments that draw the selected head: a new layer or head reruns these alone
+# (not the sidebar, the prose, nor the sections that do not depend on the head).
+HEAD_FRAGMENTS = ("attention.live", "attention.bertviz", "attention.formula", "attention.mask", "attention.flash")
+
+
+def rerun_head_sections() -> None:
+    """Callback of the layer and head sliders: rerun every section that draws the chosen head."""
+    st.rerun(list(HEAD_FRAGMENTS))
+
+
+def selected(lm, cap: Capture) -> tuple[int, int, float]:
+    """The chosen layer and head (from session state, clamped) and the layer's scale: each section of
+    the page reads them in its own fragment, so each one follows the sliders."""
+    layer, head = att.clamp_head(cap.n_layers, cap.n_heads, st.session_state.get("attention.layer", cap.n_layers // 2),
+                                 st.session_state.get("attention.head", 0))
+    return layer, head, att.module_scale(lm, layer)
+
+
 def choose_head(n_layers: int, n_heads: int) -> tuple[int, int]:
     """Layer and head widgets; a choice kept from a bigger model is brought back in range first."""
     asked = (st.session_state.get("attention.layer", n_layers // 2), st.session_state.get("attention.head", 0))
@@ -111,9 +150,9 @@ def choose_head(n_layers: int, n_heads: int) -> tuple[int, int]:
     st.session_state["attention.layer"], st.session_state["attention.head"] = layer, head
     left, right = st.columns(2)
     layer = left.slider(t("attention.layer"), 0, max(n_layers - 1, 1), key="attention.layer",
-                        disabled=n_layers == 1)
+                        disabled=n_layers == 1, on_change=rerun_head_sections)
     head = right.slider(t("attention.head"), 0, max(n_heads - 1, 1), key="attention.head",
-                        disabled=n_heads == 1)
+                        disabled=n_heads == 1, on_change=rerun_head_sections)
     return att.clamp_head(n_layers, n_heads, layer, head)
 
 
@@ -125,7 +164,7 @@ def open_clicked_head() -> None:
         data = p.get("customdata")
         if data is not None and len(data) >= 2:
             st.session_state["attention.layer"], st.session_state["attention.head"] = int(data[0]), int(data[1])
-            return
+            rerun_head_sections()
 
 
 # --------------------------------------------------------------------------- figures
@@ -317,9 +356,9 @@ def head_heatmap(cap: Capture, steps: att.HeadSteps, layer: int, head: int) -> N
     labels = {"x": t("attention.axis.key"), "y": t("attention.axis.query"), "weight": t("attention.axis.weight"),
               "hover": t("attention.hover"), "hidden": t("attention.hover_hidden"),
               "title": t("attention.heatmap_title", layer=layer, head=head)}
-    st.plotly_chart(head_figure(cap.attention(layer, head)[:n, :n], steps.mask[:n, :n], cap.tokens, labels),
+    st.plotly_chart(head_figure(head_weights(cap, layer, head)[:n, :n], steps.mask[:n, :n], cap.tokens, labels),
                     key="attention.heatmap")
-    sums = cap.attention(layer, head).sum(-1).astype(np.float64)
+    sums = head_weights(cap, layer, head).sum(-1).astype(np.float64)
     st.caption(t("attention.rows_sum", n=num(len(sums)), dev=f"{float(np.abs(sums - 1).max()):.1e}"))
 
 
@@ -336,7 +375,7 @@ def describe(cap: Capture, scores: dict[str, np.ndarray], layer: int, head: int)
         st.success(t(f"attention.pattern.is.{best}", share=num(round(100 * mine[best]))))
     rows = [(t(f"attention.pattern.{p}"), "—" if not np.isfinite(mine[p]) else f"{num(round(100 * mine[p]))}%")
             for p in att.PATTERNS]
-    rows.append((t("attention.pattern.spread"), f"{num(round(100 * float(att.row_entropy(cap.attention(layer, head)))))}%"))
+    rows.append((t("attention.pattern.spread"), f"{num(round(100 * float(att.row_entropy(head_weights(cap, layer, head)))))}%"))
     st.dataframe(pd.DataFrame(rows, columns=[t("attention.pattern.col"), t("attention.pattern.share")]),
                  hide_index=True, key="attention.patterns")
 
@@ -351,7 +390,8 @@ def overview(cap: Capture, scores: dict[str, np.ndarray], layer: int, head: int)
 
     strongest = [[name(lay, hd) for hd in range(cap.n_heads)] for lay in range(cap.n_layers)]
     labels = {"x": t("attention.layer"), "y": t("attention.head"), "hover": t("attention.overview_hover")}
-    st.plotly_chart(overview_figure(cap.attn, n, (layer, head), labels, strongest), key="attention.overview",
+    thumbs = first_tokens_attention(core.model_name(), cap.text, DEFAULT_MAX_TOKENS, n)
+    st.plotly_chart(overview_figure(thumbs, n, (layer, head), labels, strongest), key="attention.overview",
                     on_select=open_clicked_head, selection_mode="points", config={"displayModeBar": False})
 
 
@@ -397,7 +437,7 @@ def formula_steps(cap: Capture, steps: att.HeadSteps, out: att.LayerOutput, head
 
 
 def check_against_model(cap: Capture, steps: att.HeadSteps, layer: int, head: int) -> None:
-    diff = float(np.abs(steps.weights - cap.attention(layer, head)).max())
+    diff = float(np.abs(steps.weights - head_weights(cap, layer, head)).max())
     (st.success if diff < 1e-4 else st.warning)(t("attention.check", diff=f"{diff:.1e}"))
 
 
@@ -448,6 +488,7 @@ def mask_section(cap: Capture, scale: float, layer: int, head: int) -> None:
                     key="attention.unmasked_chart")
 
 
+@st.fragment
 def scaling_section(d_head: int) -> None:
     options = sorted(set(D_HEADS) | {d_head})
     if st.session_state.get("attention.dh") not in options:

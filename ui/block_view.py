@@ -214,6 +214,7 @@ def norm_figure(steps: blk.NormSteps, labels: dict[str, str]) -> go.Figure:
     return fig
 
 
+@st.fragment
 def render_norm(lm: LoadedModel, cap: Capture) -> None:
     L = lm.info.n_layers
     clamp_state("block.norm_layer", 0, L - 1, min(L // 2, L - 1))
@@ -275,6 +276,7 @@ def contribution_figure(c: blk.Contributions, tok: int, labels: dict[str, str]) 
     return fig
 
 
+@st.fragment
 def render_residual(lm: LoadedModel, cap: Capture, c: blk.Contributions) -> None:
     toks = list(cap.tokens)
     labels = {"hover": t("block.resid.hover"), "color": t("block.resid.color"), "x": t("block.resid.x"),
@@ -339,6 +341,7 @@ def neuron_heatmap(product: np.ndarray, neurons: list[blk.Neuron], tokens: list[
     return fig
 
 
+@st.fragment
 def render_mlp(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_tokens: int) -> blk.MlpBranches:
     L = lm.info.n_layers
     clamp_state("block.mlp_layer", 0, L - 1, min(L // 2, L - 1))
@@ -415,6 +418,7 @@ def lens_curve(lens: Lens, i: int, layer: int, labels: dict[str, str]) -> go.Fig
     return fig
 
 
+@st.fragment
 def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_tokens: int) -> None:
     L = lm.info.n_layers
     lens = get_lens(model_name, text, max_tokens)

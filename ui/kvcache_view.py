@@ -317,6 +317,7 @@ def bandwidth() -> K.Bandwidth:
     return K.memory_bandwidth(BANDWIDTH_BUFFER)
 
 
+@st.fragment
 def measured_section(model_name: str, lm, text: str) -> K.CacheMeasurement:
     n = st.select_slider(t("kvcache.measure.tokens"), MEASURE_TOKENS, value=64, key="kvcache.measure_tokens")
     with st.spinner(t("kvcache.measure.running")):

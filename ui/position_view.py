@@ -17,6 +17,7 @@ from plotly.subplots import make_subplots
 from lib import rope
 from lib.models import ModelInfo
 from lib.tokens import readable_tokens
+from ui import lesson
 from ui.cache import get_model
 from ui.core import num, t
 from ui.figures import PALETTE
@@ -256,3 +257,23 @@ def pairing_table(d_head: int) -> pd.DataFrame:
         t("position.pairing.perm"): [f"{num(int(inter[2 * i]))} → {num(2 * i)}, {num(int(inter[2 * i + 1]))} → {num(2 * i + 1)}"
                                      for i in shown],
     })
+
+
+@st.fragment
+def rotation_section(theta: np.ndarray, context: int, texts: dict[str, str]) -> None:
+    """Position and pair: the rotation and the angles; a slider reruns this section alone."""
+    n_pairs, periods = len(theta), 2 * np.pi / theta
+    c1, c2 = st.columns(2)
+    with c1:
+        m = slider(t("position.position"), "position.m", context - 1, 5, "position.clamped_position", limit=num(context))
+    with c2:
+        pair = slider(t("position.pair"), "position.pair", n_pairs - 1, 0, "position.clamped_pair", limit=num(n_pairs))
+    angle = m * theta[pair]
+    rot_labels = labels("position.rot", "left", "right", "trail", "start", "now", "pairs", "radius", "title",
+                        pair=num(pair), m=num(m), angle=num(angle, 2), turns=num(angle / (2 * np.pi), 2),
+                        period=num(periods[pair], 1))
+    rot_labels |= {"hover_pos": t("position.rot.hover_pos"), "hover_pair": t("position.rot.hover_pair")}
+    st.plotly_chart(rotation_figure(theta, m, pair, rot_labels), key="position.rotation_chart")
+    lesson.show(texts, "angles", n_pairs=num(n_pairs))
+    st.plotly_chart(angle_figure(theta, m, context, labels("position.angle", "title", "x", "y", "colorbar", "hover")),
+                    key="position.angle_chart")

@@ -40,6 +40,11 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     # Pick the last head (8) with the keyboard on the head slider.
     slide(page, page.locator(".st-key-attention-head").get_by_role("slider"), "End", "8")
     expect(heatmap.get_by_text(i18n.fill(title, layer="15", head="8"))).to_be_visible(timeout=APP_TIMEOUT_MS)
+    # The slider reruns its section and the other sections drawing the head: the mask's
+    # unmasked heatmap, far down the page, follows it too.
+    unmasked = page.locator(".st-key-attention-unmasked_chart")
+    expect(unmasked.get_by_text(i18n.fill(en["attention.unmasked.title"], layer="15", head="8"))).to_be_attached(
+        timeout=APP_TIMEOUT_MS)
 
     # Click the thumbnail of layer 2, head 7 in the overview: that head opens above.
     overview = page.locator(".st-key-attention-overview")
@@ -51,6 +56,8 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     click(page, target, at_center=True)
     expect(heatmap.get_by_text(i18n.fill(title, layer="2", head="7"))).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(page.locator(".st-key-attention-layer").get_by_role("slider")).to_have_value("2")
+    expect(unmasked.get_by_text(i18n.fill(en["attention.unmasked.title"], layer="2", head="7"))).to_be_attached(
+        timeout=APP_TIMEOUT_MS)
 
     # bertviz's head view draws the chosen layer from the vendored JavaScript (anything from a CDN
     # would be blocked and fail the test), with the tag shown as a token, not parsed.

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, goto, type_text
+from tests.e2e.conftest import APP_TIMEOUT_MS, goto, slide, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -37,4 +37,13 @@ def test_typing_two_words_updates_the_heatmap(page, app_url):
     expect(heatmap).not_to_contain_text(default_last, timeout=APP_TIMEOUT_MS)
     # The page now asks for a third word before drawing the 2-D projection.
     expect(page.get_by_text(labels["embeddings.pca.need_three"])).to_be_visible(timeout=APP_TIMEOUT_MS)
+
+    # The depth slider (its section is a fragment) moves the marker of the same-word chart to 0.
+    depth = page.locator(".st-key-embeddings-depth").get_by_role("slider")
+    slide(page, depth, "Home", "0")
+    expect(page.get_by_text(i18n.fill(labels["embeddings.context.cos_ab"], depth="0")).first).to_be_visible(
+        timeout=APP_TIMEOUT_MS)
+    marker = page.locator(".st-key-embeddings-depth_chart .js-plotly-plot")
+    page.wait_for_function("e => e._fullData && Array.from(e._fullData[1].x).join() === '0'",
+                           arg=marker.element_handle(timeout=APP_TIMEOUT_MS), timeout=APP_TIMEOUT_MS)
     assert page.locator('[data-testid="stException"]').count() == 0
