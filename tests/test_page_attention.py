@@ -205,3 +205,21 @@ def test_a_new_layer_reruns_every_section_that_draws_the_head_and_nothing_else(r
     assert len(at.sidebar.text_area) == 1
     assert chart(at, "attention.unmasked_chart")["layout"]["title"]["text"] == i18n.fill(
         labels["attention.unmasked.title"], layer="3", head="0")
+
+
+def test_a_new_head_reruns_the_head_sections_but_not_bertviz(real):
+    """bertviz draws every head of the layer: a head move leaves it as it is and reruns the four
+    sections that draw one head, each with the new head."""
+    at = start("en", PAGE)
+    labels = i18n.ui("en")
+    layer = at.slider(key="attention.layer").value
+    at.slider(key="attention.head").set_value(2)
+    at.run()
+    assert not at.exception, at.exception
+    assert chart(at, "attention.heatmap")["layout"]["title"]["text"] == i18n.fill(
+        labels["attention.heatmap_title"], layer=str(layer), head="2")
+    assert chart(at, "attention.unmasked_chart")["layout"]["title"]["text"] == i18n.fill(
+        labels["attention.unmasked.title"], layer=str(layer), head="2")
+    assert chart(at, "attention.flash_chart") is not None
+    bertviz_head = prefix(i18n.fill(labels["attention.bertviz.head_cap"], layer=str(layer)))
+    assert not any(c.value.startswith(bertviz_head) for c in at.caption)  # not redrawn

@@ -128,8 +128,13 @@ HEAD_FRAGMENTS = ("attention.live", "attention.bertviz", "attention.formula", "a
 
 
 def rerun_head_sections() -> None:
-    """Callback of the layer and head sliders: rerun every section that draws the chosen head."""
+    """Callback of the layer slider: rerun every section that draws the chosen layer's head."""
     st.rerun(list(HEAD_FRAGMENTS))
+
+
+def rerun_one_head_sections() -> None:
+    """Callback of the head slider: bertviz draws every head of the layer, so it stays as it is."""
+    st.rerun([f for f in HEAD_FRAGMENTS if f != "attention.bertviz"])
 
 
 def selected(lm, cap: Capture) -> tuple[int, int, float]:
@@ -152,7 +157,7 @@ def choose_head(n_layers: int, n_heads: int) -> tuple[int, int]:
     layer = left.slider(t("attention.layer"), 0, max(n_layers - 1, 1), key="attention.layer",
                         disabled=n_layers == 1, on_change=rerun_head_sections)
     head = right.slider(t("attention.head"), 0, max(n_heads - 1, 1), key="attention.head",
-                        disabled=n_heads == 1, on_change=rerun_head_sections)
+                        disabled=n_heads == 1, on_change=rerun_one_head_sections)
     return att.clamp_head(n_layers, n_heads, layer, head)
 
 
