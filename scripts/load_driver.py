@@ -60,11 +60,12 @@ LESSONS = [  # (url path, slider key, a value the slider goes to)
     ("sampling", "sampling.temperature", 0.7),
 ]
 # One short word per learner, each a single token with its leading space in SmolLM2's vocabulary
-# (checked by the driver against the heatmap labels: a learner must see their own and no other).
-WORDS = ["cat", "dog", "fox", "owl", "bee", "cow", "pig", "rat", "bat", "ant", "hen", "yak",
-         "ram", "elk", "emu", "eel", "ape", "cod", "jay", "ox", "gnu", "asp", "doe", "pug",
-         "koi", "boar", "crab", "deer", "duck", "frog", "goat", "hare", "lion", "lynx", "mole",
-         "mule", "newt", "seal", "swan", "toad", "wolf", "wren", "bear", "mink", "moth", "puma"]
+# (tests/test_stclient.py checks it): a learner must find their own among their tokens, and no other.
+WORDS = ["cat", "dog", "fox", "owl", "bee", "cow", "pig", "rat", "bat", "ant", "hen", "ram",
+         "elk", "eel", "ape", "ox", "crab", "deer", "duck", "frog", "goat", "hare", "lion", "mole",
+         "mule", "seal", "toad", "wolf", "bear", "moth", "horse", "mouse", "sheep", "tiger", "zebra",
+         "camel", "eagle", "shark", "whale", "snake", "lamb", "calf", "bull", "hawk", "dove", "crow",
+         "fish", "bird"]
 PLACES = ["garden", "kitchen", "river", "forest", "station", "library", "market", "harbour"]
 
 

@@ -64,3 +64,12 @@ def test_percentile_nearest_rank():
     assert p([1, 2, 3, 4], 0.5) == 2
     assert p(list(range(1, 101)), 0.95) == 95
     assert p([7.0], 0.95) == 7.0
+
+
+def test_each_learner_word_is_one_token_of_the_default_model(real):
+    """The driver finds a learner's word among the heatmap's tokens: each must be a single token
+    (with its leading space) of the built-in model's tokenizer, and all distinct."""
+    words = _driver().WORDS
+    assert len(set(words)) == len(words) >= 30
+    split = [w for w in words if len(real.tokenizer(" " + w, add_special_tokens=False)["input_ids"]) != 1]
+    assert split == []
