@@ -47,7 +47,7 @@ lesson.show(text, "softmax")
 lesson.show(text, "filters", vocab=num(info.vocab_size))
 if cap is not None:
     temperature, top_k, top_p = view.controls(info.vocab_size)
-    steps = filter_steps(cap.logits[-1], temperature, top_k, top_p)  # the cached capture's last row
+    steps = filter_steps(cap.logits_at(cap.n_tokens - 1), temperature, top_k, top_p)  # the capture's last row only
     c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
     with c1:
         seed = view.seed_widget()

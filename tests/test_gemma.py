@@ -144,3 +144,62 @@ def test_real_gemma_capture_oracles(real_gemma):
     for layer in range(cap.n_layers):
         np.testing.assert_allclose(cap.attn_layer(layer), out.attentions[layer][0].numpy(), atol=1e-4)
     assert hook_count(real_gemma.model) == 0
+
+
+# -- lessons' lib functions on Gemma ------------------------------------------------------------
+
+
+def test_loss_by_chunks_equals_the_whole_table(tiny_gemma, tiny_llama):
+    from lib.loss import capture_loss, text_loss
+
+    for lm in (tiny_gemma, tiny_llama):
+        cap = run_capture(lm, LONG)
+        whole, parts = text_loss(cap.logits, cap.token_ids), capture_loss(cap, chunk=5)
+        np.testing.assert_allclose(parts.surprise, whole.surprise, atol=1e-9)
+        np.testing.assert_array_equal(parts.rank, whole.rank)
+        np.testing.assert_array_equal(parts.top, whole.top)
+
+
+def test_norm_params_read_gemma_gain_as_applied(tiny_gemma):
+    """Gemma's RMSNorm multiplies by (1 + w): our numpy norm with the read gain equals the module."""
+    from lib.block import apply_norm, norm_params
+
+    block = tiny_gemma.model.model.layers[0]
+    x = np.random.default_rng(0).standard_normal((3, tiny_gemma.info.d_model)).astype(np.float32)
+    for module in (block.input_layernorm, block.pre_feedforward_layernorm, tiny_gemma.model.model.norm):
+        p = norm_params(module, "rmsnorm")
+        with torch.inference_mode():
+            expect = module(torch.from_numpy(x)).numpy()
+        np.testing.assert_allclose(apply_norm(p, x), expect, atol=1e-5)
+
+
+def test_attention_contribution_includes_the_post_norm(tiny_gemma):
+    """What Gemma's attention writes on the residual stream is post_attention_layernorm(o_proj(...))."""
+    from lib.block import contributions
+
+    cap = run_capture(tiny_gemma, LONG)
+    seen = {}
+    blocks = tiny_gemma.model.model.layers
+    handles = [b.post_attention_layernorm.register_forward_hook(
+        lambda m, a, out, i=i: seen.__setitem__(i, out[0].numpy().copy())) for i, b in enumerate(blocks)]
+    try:
+        _model_forward(tiny_gemma, cap)
+    finally:
+        for h in handles:
+            h.remove()
+    c = contributions(tiny_gemma, cap)
+    for i in range(cap.n_layers):
+        np.testing.assert_allclose(c.attn_out[i], seen[i], atol=1e-4)
+
+
+def test_hybrid_cache_measured_equals_the_formula(tiny_gemma):
+    """Local layers keep the window, global ones every token: the real cache equals the formula."""
+    from lib.kvcache import measure_cache
+
+    n = 3 * tiny_gemma.info.sliding_window + 1
+    m = measure_cache(tiny_gemma, n)
+    assert m.equal, (m.measured_bytes, m.formula_bytes, m.window_offset_bytes)
+    held = [x.key_shape[2] for x in m.layers]
+    w = tiny_gemma.info.sliding_window
+    assert held == [min(n, w - 1) if t == "sliding_attention" else n for t in tiny_gemma.info.layer_types] or \
+        held == [min(n, w) if t == "sliding_attention" else n for t in tiny_gemma.info.layer_types]
