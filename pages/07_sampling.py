@@ -14,7 +14,7 @@ from lib.loss import bits_saved, perplexity
 from lib.reference import REFERENCE_MODELS
 from lib.sampling import filter_steps, logit_cost, sample
 from lib.tokens import readable_tokens
-from ui import core, lesson, nav, quiz_widget
+from ui import core, differs_view, lesson, nav, quiz_widget
 from ui import sampling_view as view
 from ui.core import num, t
 
@@ -110,6 +110,8 @@ if cap is not None:
 st.subheader(t("sampling.drop.header"))
 lesson.show(text, "drop", saved=view.tex(num(bits_saved(2.0, 1.9), 3)), ppl_a=num(perplexity(2.0), 2),
             ppl_b=num(perplexity(1.9), 2), fewer=num(100 * (1 - math.exp(-0.1)), 1))
+
+differs_view.sampling_section()  # both built-in models' next-token distributions
 
 quiz_widget.render_quiz("sampling")
 lesson.show(text, "next")

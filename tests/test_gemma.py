@@ -203,3 +203,13 @@ def test_hybrid_cache_measured_equals_the_formula(tiny_gemma):
     w = tiny_gemma.info.sliding_window
     assert held == [min(n, w - 1) if t == "sliding_attention" else n for t in tiny_gemma.info.layer_types] or \
         held == [min(n, w) if t == "sliding_attention" else n for t in tiny_gemma.info.layer_types]
+
+
+def test_formula_steps_use_the_layer_window(tiny_gemma):
+    """The attention lesson's step-by-step formula hides keys beyond a local layer's window too."""
+    from lib.attention import capture_head_steps
+
+    cap = run_capture(tiny_gemma, LONG)
+    for layer in range(cap.n_layers):
+        steps = capture_head_steps(cap, layer, 1, scale=cap.scales[layer])
+        np.testing.assert_allclose(steps.weights, cap.attention(layer, 1), atol=1e-5)

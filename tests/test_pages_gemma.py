@@ -72,3 +72,30 @@ def test_compare_page_reads_both_models(lang):
     assert i18n.ui(lang)["compare.title"] in [x.value for x in at.title]
     assert len(at.get("plotly_chart")) >= 3  # parameters, and one next-token chart per model
     assert "{" not in text
+
+
+def test_attention_shows_the_window_on_a_long_text():
+    """Past the window, the local layer's last token reads exactly the window; the global one all."""
+    from ui.cache import get_model
+
+    info = get_model(GEMMA_MODEL).info
+    at = _with_gemma("en")
+    at.switch_page("pages/05_attention.py")
+    at.run()
+    at.button(key="differs.lengthen").click()  # the learner's text repeated past the window
+    at.run()
+    assert not at.exception, at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    read = [m.value for m in at.metric if m.label == i18n.ui("en")["differs.attention.read"]]
+    assert read[0] == f"{info.sliding_window:,}" and int(read[1].replace(",", "")) > info.sliding_window, metrics
+    assert "Checked on your text" in page_text(at)
+
+
+def test_kvcache_hybrid_measured_equals_formula():
+    at = _with_gemma("it")
+    at.switch_page("pages/08_kvcache.py")
+    at.run()
+    at.toggle(key="differs.kvcache_run").set_value(True)
+    at.run()
+    assert not at.exception, at.exception
+    assert any(s.value.startswith("Uguali byte per byte") for s in at.success), [s.value for s in at.success]
