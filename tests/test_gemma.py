@@ -213,3 +213,45 @@ def test_formula_steps_use_the_layer_window(tiny_gemma):
     for layer in range(cap.n_layers):
         steps = capture_head_steps(cap, layer, 1, scale=cap.scales[layer])
         np.testing.assert_allclose(steps.weights, cap.attention(layer, 1), atol=1e-5)
+
+
+# -- built-in models ------------------------------------------------------------------------------
+
+
+def test_embedded_models_name_both_and_gemma_terms_ship_with_it():
+    from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS, GEMMA_MODEL, is_embedded, terms_path
+
+    assert list(EMBEDDED_MODELS)[0] == DEFAULT_MODEL and GEMMA_MODEL in EMBEDDED_MODELS
+    assert "gemma" in GEMMA_MODEL and all(m.description for m in EMBEDDED_MODELS.values())
+    assert is_embedded(GEMMA_MODEL) and not is_embedded("google/gemma-3-270m")
+    terms = terms_path(GEMMA_MODEL)
+    assert terms is not None and "Gemma" in terms.read_text(encoding="utf-8", errors="replace")
+
+
+def test_every_built_in_model_stays_resident_beside_one_hub_model(monkeypatch, tiny_llama, tiny_gemma, tiny_gpt2):
+    import ui.cache as cache
+    from lib.budget_cache import ByteBudgetCache
+    from lib.models import DEFAULT_MODEL, GEMMA_MODEL
+
+    monkeypatch.setattr(cache, "_models", {})
+    monkeypatch.setattr(cache, "CAPTURES", ByteBudgetCache(10**9, lambda c: c.nbytes))
+    fake = {DEFAULT_MODEL: tiny_llama, GEMMA_MODEL: tiny_gemma, "hub/a": tiny_gpt2, "hub/b": tiny_gpt2}
+    monkeypatch.setattr(cache, "load_model", lambda name, settings=None: fake[name])
+    for name in (DEFAULT_MODEL, "hub/a", GEMMA_MODEL, "hub/b"):
+        cache.get_model(name)
+    assert sorted(cache.resident_models()) == sorted([DEFAULT_MODEL, GEMMA_MODEL, "hub/b"])
+
+
+def test_compare_reads_figures_from_the_models(tiny_gemma, tiny_llama):
+    from lib.compare import architecture
+
+    g, ll = architecture(tiny_gemma), architecture(tiny_llama)
+    c = tiny_gemma.model.config
+    assert (g.local_layers, g.global_layers) == (c.layer_types.count("sliding_attention"),
+                                                 c.layer_types.count("full_attention"))
+    assert g.norms_per_block == 4 and g.qk_norm and g.gated_mlp and g.activation == "GELUTanh"
+    assert ll.norms_per_block == 2 and not ll.qk_norm and ll.activation == "SiLUActivation"
+    assert g.embed_scale == pytest.approx(c.hidden_size ** 0.5, rel=1e-3) and ll.embed_scale == 1.0
+    assert g.rope_base_local == c.rope_parameters["sliding_attention"]["rope_theta"]
+    assert g.heads_width == c.num_attention_heads * c.head_dim != c.hidden_size
+    assert g.embedding_params == c.vocab_size * c.hidden_size
