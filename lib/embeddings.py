@@ -94,7 +94,7 @@ class EmbeddingIndex:
     @property
     def unit(self) -> np.ndarray:
         """[V, D] each row divided by its length (computed on access: not kept, see build_index)."""
-        return unit_rows(self.table)
+        return _frozen(unit_rows(self.table))
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -140,7 +140,7 @@ def test_real_gemma_numbers_from_its_config(real_gemma):
 def test_real_gemma_capture_oracles(real_gemma):
     cap = run_capture(real_gemma, "Il gatto dorme sul tappeto.")
     out = _model_forward(real_gemma, cap)
-    np.testing.assert_allclose(cap.logits_at(cap.n_tokens - 1), out.logits[0, -1].numpy(), atol=1e-3, rtol=1e-4)
+    np.testing.assert_allclose(cap.logits_at(cap.n_tokens - 1), out.logits[0, -1].numpy(), atol=1e-4, rtol=0)
     for layer in range(cap.n_layers):
         np.testing.assert_allclose(cap.attn_layer(layer), out.attentions[layer][0].numpy(), atol=1e-4)
     assert hook_count(real_gemma.model) == 0

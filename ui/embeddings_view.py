@@ -18,6 +18,7 @@ from lib import embeddings as emb
 from lib.embeddings import EmbeddingIndex, WordPieces
 from lib.tokens import readable_tokens
 from ui.cache import get_capture, get_model
+from ui.core import model_name as current_model_name
 from ui.core import num, t
 from ui.figures import PALETTE
 
@@ -154,7 +155,7 @@ def table_rows(idx: EmbeddingIndex, cap, pos_table: np.ndarray | None, n_dims: i
     rows = idx.table[cap.token_ids[:n], :n_dims]  # [n, n_dims]
     labels = {"x": t("embeddings.rows.x"), "hover": t("embeddings.rows.hover")}
     st.plotly_chart(rows_figure(rows, list(cap.tokens[:n]), labels), key="embeddings.rows_chart")
-    scale = emb.embed_scale(get_model(cap.model_name))
+    scale = emb.embed_scale(get_model(current_model_name()))  # the session's model (cap.model_name is the model's own name)
     diff = emb.lookup_check(idx.table, cap.token_ids, cap.embeddings, pos_table, scale)
     if scale != 1.0:  # Gemma: the rows are multiplied by √d_model before the first block
         st.info(t("gemma.embeddings.scale", scale=num(scale, 4), d=num(idx.table.shape[1])))
