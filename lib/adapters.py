@@ -9,9 +9,13 @@ the model type itself. Two families are covered:
 - GPT-2 family (`gpt2`): one fused `c_attn` projection, learned absolute positions added to the
   token embeddings, LayerNorm, GELU MLP, one key/value head per query head.
 
+- Gemma 3 family (`gemma3_text`): Llama's projections with QK-norm (per-head RMSNorm on q and k
+  before RoPE), multi-query attention, norms before *and* after each sub-layer ("sandwich"), a
+  GELU-tanh gated MLP (GeGLU), token embeddings scaled by √D inside the embedding module, local
+  (sliding-window) and global layers with one RoPE base each.
+
 Deliberately left out: encoder models (BERT), encoder-decoder models (T5), models whose modeling
-code is not in transformers (`trust_remote_code` is never enabled), and Gemma's embedding scaling
-and sliding-window masks.
+code is not in transformers (`trust_remote_code` is never enabled), Gemma 2's logit soft-capping.
 """
 
 from __future__ import annotations
@@ -55,6 +59,12 @@ class Adapter:
     # block -> (gate, up, act) of the MLP: act(gate(x)) * up(x) for SwiGLU; GPT-2 has no gate
     # (None) and computes act(up(x)), its c_fc. The down projection is `mlp_out`.
     mlp_branches: Callable[[Any], tuple[torch.nn.Module | None, torch.nn.Module, Callable]] | None = None
+    # The q and k sources output [1, H, T, Dh] (Gemma 3 norms q and k after moving heads first)
+    # rather than [1, T, H*Dh] or [1, T, H, Dh].
+    qk_heads_first: bool = False
+    # block -> (norm after attention, norm after the MLP) where a family has them (Gemma's sandwich
+    # norms), else None.
+    post_norms: Callable[[Any], tuple[torch.nn.Module, torch.nn.Module]] | None = None
 
 
 def _llama_qkv(block) -> list[tuple[torch.nn.Module, str]]:
@@ -105,7 +115,30 @@ GPT2 = Adapter(
     mlp_branches=lambda b: (None, b.mlp.c_fc, b.mlp.act),
 )
 
-ADAPTERS: tuple[Adapter, ...] = (LLAMA, GPT2)
+GEMMA3 = Adapter(
+    family="gemma3",
+    model_types=("gemma3_text",),
+    positional="rope",
+    norm="rmsnorm",
+    activation="geglu",
+    blocks=lambda m: list(m.model.layers),
+    embed=lambda m: m.model.embed_tokens,  # scales its rows by √D itself (embed_scale)
+    final_norm=lambda m: m.model.norm,
+    unembed=lambda m: m.lm_head,
+    attention=lambda b: b.self_attn,
+    mlp_out=lambda b: b.mlp.down_proj,
+    # q_norm/k_norm outputs are what RoPE rotates (applied after the heads are moved first).
+    qkv_sources=lambda b: [(b.self_attn.q_norm, "q"), (b.self_attn.k_norm, "k"), (b.self_attn.v_proj, "v")],
+    rotary=lambda m: m.model.rotary_emb,  # called once per layer type (local, global)
+    position_embedding=lambda m: None,
+    o_proj=lambda b: b.self_attn.o_proj,
+    norms=lambda b: (b.input_layernorm, b.pre_feedforward_layernorm),
+    mlp_branches=lambda b: (b.mlp.gate_proj, b.mlp.up_proj, b.mlp.act_fn),
+    qk_heads_first=True,
+    post_norms=lambda b: (b.post_attention_layernorm, b.post_feedforward_layernorm),
+)
+
+ADAPTERS: tuple[Adapter, ...] = (LLAMA, GPT2, GEMMA3)
 
 
 class UnsupportedArchitecture(ValueError):
@@ -135,8 +168,18 @@ def config_numbers(config) -> dict[str, Any]:
     d = dims(raw)
     rope = getattr(config, "rope_parameters", None) or {}
     theta = rope.get("rope_theta") if isinstance(rope, dict) else None
+    theta_local = None
+    if theta is None and isinstance(rope.get("full_attention") if isinstance(rope, dict) else None, dict):
+        # Gemma 3: one RoPE per layer type; the global layers' base is the model's, the local
+        # layers' is kept beside it.
+        theta = rope["full_attention"].get("rope_theta")
+        local = rope.get("sliding_attention")
+        theta_local = local.get("rope_theta") if isinstance(local, dict) else None
     if theta is None:
         theta = getattr(config, "rope_theta", None)
+    types = raw.get("layer_types")
+    types = tuple(str(x) for x in types) if isinstance(types, (list, tuple)) and len(types) == d.L else ()
+    window = raw.get("sliding_window") if "sliding_attention" in types else None
     return dict(
         n_layers=d.L,
         n_heads=d.H,
@@ -148,4 +191,7 @@ def config_numbers(config) -> dict[str, Any]:
         context_length=raw.get("max_position_embeddings") or raw.get("n_positions"),
         rope_theta=theta,
         tied_embeddings=bool(getattr(config, "tie_word_embeddings", True)),
+        rope_theta_local=theta_local,
+        sliding_window=int(window) if window else None,
+        layer_types=types,
     )

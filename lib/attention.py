@@ -86,7 +86,7 @@ class HeadSteps:
 
 
 def head_steps(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float | None = None,
-               causal: bool = True) -> HeadSteps:
+               causal: bool = True, window: int | None = None) -> HeadSteps:
     """softmax(Q·Kᵀ · scale + M)·V for one head, keeping each step.
 
     q, k, v: [T, Dh]. scale defaults to 1/√Dh. M is 0 where visible and -inf where hidden: the
@@ -104,6 +104,9 @@ def head_steps(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float | None 
     scores = q @ k.T  # [T, T]: row i holds query i against every key j
     scaled = scores * scale
     mask = causal_mask(t) if causal else np.ones((t, t), dtype=bool)
+    if window is not None:  # a local layer (Gemma 3): keys more than `window` - 1 tokens back are hidden too
+        i = np.arange(t)
+        mask = mask & (i[None, :] > i[:, None] - window)
     masked = np.where(mask, scaled, -np.inf)
     weights = softmax(masked)
     return HeadSteps(q=q, k=k, v=v, scores=scores, scale=float(scale), scaled=scaled, mask=mask,
@@ -117,7 +120,8 @@ def capture_head_steps(cap: Capture, layer: int, head: int, scale: float | None 
     Example: capture_head_steps(cap, 3, 5).weights ≈ cap.attention(3, 5)   (to 1e-4, tested)
     """
     check_head(cap.n_layers, cap.n_heads, layer, head)
-    return head_steps(cap.query(layer, head), cap.key(layer, head), cap.value(layer, head), scale, causal)
+    window = cap.layer_window(layer) if causal else None  # the layer's own sliding window, if the text passes it
+    return head_steps(cap.query(layer, head), cap.key(layer, head), cap.value(layer, head), scale, causal, window)
 
 
 def check_head(n_layers: int, n_heads: int, layer: int, head: int) -> None:

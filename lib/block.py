@@ -84,7 +84,14 @@ def norm_params(module: torch.nn.Module, kind: str) -> NormParams:
     if eps is None:
         eps = getattr(module, "eps")
     bias = getattr(module, "bias", None)
-    return NormParams(kind=kind, weight=module.weight.detach().float().numpy().copy(),
+    weight = module.weight.detach().float().numpy().copy()
+    if kind == "rmsnorm":
+        # The gain the module really applies, read by running it on a vector of ones (its RMS is
+        # sqrt(1 + eps)): Gemma stores w and multiplies by (1 + w), Llama stores the gain itself.
+        with torch.inference_mode():
+            ones = torch.ones((1, weight.shape[0]), dtype=module.weight.dtype)
+            weight = (module(ones).double()[0] * np.sqrt(1.0 + float(eps))).numpy().astype(np.float32)
+    return NormParams(kind=kind, weight=weight,
                       bias=None if bias is None else bias.detach().float().numpy().copy(), eps=float(eps))
 
 
@@ -242,8 +249,11 @@ def attention_outputs(loaded: LoadedModel, cap: Capture) -> np.ndarray:
             w = torch.from_numpy(np.array(cap.attn[layer]))  # [H, T, T]
             v = torch.from_numpy(np.array(cap.v[layer])).repeat_interleave(group, dim=0)  # [H, T, Dh]
             heads = (w @ v).transpose(0, 1).reshape(T, -1)  # [T, H*Dh]
-            proj = loaded.adapter.o_proj(loaded.adapter.blocks(loaded.model)[layer])
-            out.append(proj(heads).float().numpy())
+            block = loaded.adapter.blocks(loaded.model)[layer]
+            written = loaded.adapter.o_proj(block)(heads)
+            if loaded.adapter.post_norms is not None:  # Gemma's sandwich: a norm after the attention, too
+                written = loaded.adapter.post_norms(block)[0](written)
+            out.append(written.float().numpy())
     return np.stack(out)
 
 

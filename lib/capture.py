@@ -28,6 +28,11 @@ RoPE is applied inside a function, not a module, so no hook sees the rotated q a
 rotary module's (cos, sin) and the projections, and rotate them here with the same half-split
 formula Hugging Face's Llama uses (`lib.rope.apply_rotary`, the one implementation); tests prove
 the result reproduces the model's own attention.
+
+Local and global layers (Gemma 3). The rotary module runs once per layer type, each with its own
+base; the capture keeps both angle tables (`rope` for the global layers, `rope_local` for the
+sliding ones), marks which layers are local (`local`), and masks keys beyond the window on those
+layers only. q and k are captured after Gemma's q/k RMSNorm, which is what RoPE rotates.
 Deliberately left out: batches, generation (the sampling lesson owns it), gradients.
 """
 
@@ -78,6 +83,10 @@ class Capture:
     rope: tuple[np.ndarray, np.ndarray] | None = None  # (cos, sin) [T, Dh] each; None: no RoPE
     scales: tuple[float, ...] = ()  # per layer, the attention's score scale (1/sqrt(Dh) usually)
     window: int | None = None  # sliding-window width, where the config has one
+    # Per layer, whether it is a local (sliding-window) layer; empty: every layer alike (the window,
+    # if any, applies to all of them, as in Mistral).
+    local: tuple[bool, ...] = ()
+    rope_local: tuple[np.ndarray, np.ndarray] | None = None  # (cos, sin) of the local layers, if they differ
     # [n, D] residual rows -> [n, V] logits through the model's final norm and unembedding
     head: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
 
@@ -106,7 +115,7 @@ class Capture:
     def nbytes(self) -> int:
         """Bytes of the arrays this capture holds (what the cache's budget counts)."""
         arrays = [self.token_ids, self.offsets, self.q_pre, self.k_pre, self.v, self.resid, self.mlp]
-        arrays += list(self.rope or ())
+        arrays += list(self.rope or ()) + list(self.rope_local or ())
         return int(sum(a.nbytes for a in arrays)) + sum(len(t) for t in self.tokens) + len(self.text)
 
     def kv_head(self, head: int) -> int:
@@ -116,21 +125,38 @@ class Capture:
         """
         return head // (self.n_heads // self.n_kv_heads)
 
+    def is_local(self, layer: int) -> bool:
+        """Whether `layer` is a local (sliding-window) layer. Example: Gemma 3 270M, layer 5 -> False"""
+        return bool(self.local[layer]) if self.local else self.window is not None
+
+    def layer_window(self, layer: int) -> int | None:
+        """The window that masks this layer's keys for this text (None: the text fits in it)."""
+        if self.local and not self.local[layer]:
+            return None
+        return self.window
+
+    def layer_rope(self, layer: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """(cos, sin) [T, Dh] that rotate this layer's q and k (each layer type has its own base)."""
+        if self.rope_local is not None and self.local and self.local[layer]:
+            return self.rope_local
+        return self.rope
+
     # -- recomputed on access
-    def _rotated(self, x: np.ndarray) -> np.ndarray:
-        if self.rope is None:
+    def _rotated(self, x: np.ndarray, layer: int | None = None) -> np.ndarray:
+        rope = self.rope if layer is None else self.layer_rope(layer)
+        if rope is None:
             return x
-        cos, sin = (torch.from_numpy(np.array(c)) for c in self.rope)
+        cos, sin = (torch.from_numpy(np.array(c)) for c in rope)
         with torch.inference_mode():
             return rotate_half_split(torch.from_numpy(np.array(x)), cos, sin).numpy()
 
     def q_layer(self, layer: int) -> np.ndarray:
         """[H, T, Dh] queries of one layer, after RoPE."""
-        return self._rotated(self.q_pre[layer])
+        return self._rotated(self.q_pre[layer], layer)
 
     def k_layer(self, layer: int) -> np.ndarray:
         """[Hkv, T, Dh] keys of one layer, after RoPE."""
-        return self._rotated(self.k_pre[layer])
+        return self._rotated(self.k_pre[layer], layer)
 
     @property
     def q(self) -> np.ndarray:
@@ -149,16 +175,17 @@ class Capture:
             range(self.n_heads)[heads] if isinstance(heads, slice) else heads)
         hs = list(hs)
         with torch.inference_mode():
-            q = torch.from_numpy(self._rotated(self.q_pre[layer, hs]))  # [h, T, Dh]
-            k = torch.from_numpy(self._rotated(self.k_pre[layer, [self.kv_head(h) for h in hs]]))  # [h, T, Dh]
+            q = torch.from_numpy(self._rotated(self.q_pre[layer, hs], layer))  # [h, T, Dh]
+            k = torch.from_numpy(self._rotated(self.k_pre[layer, [self.kv_head(h) for h in hs]], layer))  # [h, T, Dh]
             scores = torch.matmul(q, k.transpose(-1, -2)) * self.scales[layer]  # [h, T, T]
             t = scores.shape[-1]
             i = torch.arange(t)
             # The mask goes in before the softmax: a future key gets -inf, so weight exactly 0 and
             # the remaining weights of the row still sum to 1.
             masked = i[None, :] > i[:, None]
-            if self.window is not None:
-                masked |= i[None, :] <= i[:, None] - self.window
+            window = self.layer_window(layer)
+            if window is not None:
+                masked |= i[None, :] <= i[:, None] - window
             scores = scores.masked_fill(masked, float("-inf"))
             return _frozen(torch.softmax(scores, dim=-1, dtype=torch.float32).numpy())
 
@@ -174,11 +201,11 @@ class Capture:
 
     def query(self, layer: int, head: int) -> np.ndarray:
         """[T, Dh] queries of one head, after RoPE."""
-        return self._rotated(self.q_pre[layer, head])
+        return self._rotated(self.q_pre[layer, head], layer)
 
     def key(self, layer: int, head: int) -> np.ndarray:
         """[T, Dh] keys read by query head `head`, after RoPE."""
-        return self._rotated(self.k_pre[layer, self.kv_head(head)])
+        return self._rotated(self.k_pre[layer, self.kv_head(head)], layer)
 
     def value(self, layer: int, head: int) -> np.ndarray:
         """[T, Dh] values read by query head `head`."""
@@ -239,7 +266,14 @@ def _hooked(loaded: LoadedModel) -> Iterator[dict]:
         try:
             rot = ad.rotary(model)
             if rot is not None:
-                handles.append(rot.register_forward_hook(lambda m, a, out: store.__setitem__("rope", out)))
+                def save_rope(m, args, kwargs, out):
+                    # Gemma 3 calls its rotary module once per layer type (third argument).
+                    kind = args[2] if len(args) > 2 else kwargs.get("layer_type")
+                    if kind is None:
+                        store["rope"] = out
+                    else:
+                        store.setdefault("rope_by_type", {})[kind] = out
+                handles.append(rot.register_forward_hook(save_rope, with_kwargs=True))
             blocks = ad.blocks(model)
 
             def block_in(m, args, kwargs):
@@ -256,6 +290,8 @@ def _hooked(loaded: LoadedModel) -> Iterator[dict]:
                         if which == "qkv":  # GPT-2's fused projection: [1, T, 3D] -> thirds
                             for name, part in zip("qkv", out.chunk(3, dim=-1)):
                                 store[name][i] = part
+                        elif ad.qk_heads_first and which in ("q", "k"):  # [1, H, T, Dh] -> [1, T, H, Dh]
+                            store[which][i] = out.transpose(1, 2)
                         else:
                             store[which][i] = out
                     handles.append(module.register_forward_hook(save))
@@ -297,10 +333,23 @@ def run_capture(loaded: LoadedModel, text: str, max_tokens: int = DEFAULT_MAX_TO
         return torch.stack([_heads(x, d_head) for x in store[name]]).float().numpy()
 
     q_pre, k_pre = stack("q"), stack("k")
-    rope = None
+    def angles(out) -> tuple[np.ndarray, np.ndarray]:
+        cos, sin = (c[0].float().numpy() for c in out)  # [T, Dh] each
+        return _frozen(cos), _frozen(sin)
+
+    rope = rope_local = None
+    local: tuple[bool, ...] = ()
     if "rope" in store:
-        cos, sin = (c[0].float().numpy() for c in store["rope"])  # [T, Dh] each
-        rope = (_frozen(cos), _frozen(sin))
+        rope = angles(store["rope"])
+    by_type = store.get("rope_by_type") or {}
+    if by_type:
+        types = loaded.info.layer_types
+        local = tuple(t == "sliding_attention" for t in types)
+        if "full_attention" in by_type:
+            rope = angles(by_type["full_attention"])
+        if "sliding_attention" in by_type:
+            rope_local = angles(by_type["sliding_attention"])
+            rope = rope if rope is not None else rope_local
     resid = torch.stack([r[0] for r in store["resid"]]).float().numpy()
     cap = Capture(
         model_name=loaded.info.name,
@@ -319,6 +368,8 @@ def run_capture(loaded: LoadedModel, text: str, max_tokens: int = DEFAULT_MAX_TO
         scales=attention_scales(loaded),
         window=_window(loaded, len(ids)),
         head=partial(head_logits, loaded),
+        local=local,
+        rope_local=rope_local,
     )
     del store, out
     return cap
@@ -333,6 +384,16 @@ def attention_scales(loaded: LoadedModel) -> tuple[float, ...]:
         scaling = getattr(loaded.adapter.attention(block), "scaling", None)
         out.append(float(scaling) if scaling is not None else 1.0 / math.sqrt(loaded.info.d_head))
     return tuple(out)
+
+
+def max_tokens_for(loaded: LoadedModel) -> int:
+    """How many tokens a capture reads on this model: DEFAULT_MAX_TOKENS, or twice the sliding
+    window of a model with local layers (Gemma 3: 1,024), so that the window's mask shows.
+
+    Example: SmolLM2 -> 512; Gemma 3 270M (window 512) -> 1024
+    """
+    window = loaded.info.sliding_window
+    return max(DEFAULT_MAX_TOKENS, 2 * int(window)) if window else DEFAULT_MAX_TOKENS
 
 
 def _window(loaded: LoadedModel, n_tokens: int) -> int | None:

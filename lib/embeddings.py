@@ -89,8 +89,12 @@ class EmbeddingIndex:
 
     table: np.ndarray  # [V, D] float32, read-only
     norms: np.ndarray  # [V] length of each row
-    unit: np.ndarray  # [V, D] each row divided by its length
     unit16: torch.Tensor  # [V, D] the unit rows in float16: half the bytes to read for a first pass
+
+    @property
+    def unit(self) -> np.ndarray:
+        """[V, D] each row divided by its length (computed on access: not kept, see build_index)."""
+        return _frozen(unit_rows(self.table))
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -103,15 +107,26 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
+_BUILD_ROWS = 16384  # rows normalized at a time while building the float16 copy
+
+
 def build_index(table: np.ndarray) -> EmbeddingIndex:
     """Normalize the [V, D] table once (well under a second for 49152 x 576); every query reuses it.
 
+    A read-only float32 table is used as it is (the page passes a read-only view of the model's
+    own weights), any other is copied so the caller's stays writable. Only the float16 unit rows
+    are kept besides it, built a slice at a time: for Gemma 3's 262,144 x 640 table a float32 copy
+    and float32 unit rows would be 1.3 GB more.
     Example: build_index(np.eye(3)).norms -> [1., 1., 1.]
     """
-    table = _frozen(np.array(table, dtype=np.float32, copy=True))  # our own copy: the caller's stays writable
-    unit = _frozen(unit_rows(table))
-    return EmbeddingIndex(table=table, norms=_frozen(np.linalg.norm(table, axis=1)), unit=unit,
-                          unit16=torch.from_numpy(unit.copy()).half())
+    table = np.asarray(table)
+    if table.dtype != np.float32 or table.flags.writeable or not table.flags.c_contiguous:
+        table = np.array(table, dtype=np.float32, copy=True)  # our own copy: the caller's stays writable
+    table = _frozen(table)
+    unit16 = torch.empty(table.shape, dtype=torch.float16)
+    for start in range(0, table.shape[0], _BUILD_ROWS):
+        unit16[start:start + _BUILD_ROWS] = torch.from_numpy(unit_rows(table[start:start + _BUILD_ROWS])).half()
+    return EmbeddingIndex(table=table, norms=_frozen(np.linalg.norm(table, axis=1)), unit16=unit16)
 
 
 @dataclass(frozen=True)
@@ -164,7 +179,7 @@ def nearest(index: EmbeddingIndex, query: np.ndarray, k: int = 10, metric: str =
         err = 2 * index.norms * q_norm * _COARSE_SLACK
     kth = np.partition(coarse + err, k - 1)[k - 1]  # the k-th best key is at most this
     cand = np.flatnonzero(coarse - err <= kth)  # every row whose true key can beat it
-    cos = index.unit[cand] @ q_unit  # [C] exact, float32
+    cos = unit_rows(index.table[cand]) @ q_unit  # [C] exact, float32
     key = key_of(cos, index.norms[cand])
     order = np.lexsort((cand, key))[:k]  # by key, then by id
     top = cand[order]
@@ -345,14 +360,17 @@ def word_vector(table: np.ndarray, ids: tuple[int, ...] | list[int]) -> np.ndarr
 
 
 def lookup_check(table: np.ndarray, ids: np.ndarray, first_input: np.ndarray,
-                 positions: np.ndarray | None = None) -> float:
-    """Max |table[ids] (+ positions[0..T-1]) − the first block's input|: 0 means "a row lookup".
+                 positions: np.ndarray | None = None, scale: float = 1.0) -> float:
+    """Max |table[ids] · scale (+ positions[0..T-1]) − the first block's input|: 0 means "a row lookup".
 
     `first_input` [T, D] is the capture's `embeddings`; `positions` is GPT-2's learned position
-    table [P, D] (None for RoPE models, which add no vector at the input).
+    table [P, D] (None for RoPE models, which add no vector at the input); `scale` is the factor
+    a model puts on the rows (Gemma: √d_model, see `embed_scale`).
     Example: lookup_check(W, cap.token_ids, cap.embeddings) -> 0.0 on SmolLM2
     """
     rows = np.asarray(table, dtype=np.float32)[np.asarray(ids)]  # [T, D]
+    if scale != 1.0:
+        rows = rows * np.float32(scale)
     if positions is not None:
         rows = rows + np.asarray(positions, dtype=np.float32)[: len(rows)]
     return float(np.abs(rows - first_input).max()) if len(rows) else 0.0
@@ -418,3 +436,10 @@ def sentence_vector(hidden: np.ndarray) -> np.ndarray:
     if hidden.ndim != 2 or hidden.shape[0] == 0:
         raise ValueError("need the hidden states of at least one token")
     return hidden.mean(axis=0)
+
+
+def embed_scale(loaded) -> float:
+    """The factor a model multiplies its token rows by before the first block (1 for most; Gemma
+    scales by √d_model inside its embedding module). Example: Gemma 3 270M -> 25.30 (√640)"""
+    scale = getattr(loaded.adapter.embed(loaded.model), "embed_scale", None)
+    return float(scale) if scale is not None else 1.0

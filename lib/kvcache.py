@@ -273,7 +273,8 @@ def measure_cache(loaded, tokens: int, seed: int = 0, token_ids: Sequence[int] |
     """
     model = loaded.model
     with loaded.lock, torch.inference_mode():
-        out = model(_ids(model.config.vocab_size, tokens, seed, token_ids), use_cache=True)
+        # logits_to_keep=1: the cache is what is weighed; [T, V] logits would be 1 GB on Gemma at 1,024.
+        out = model(_ids(model.config.vocab_size, tokens, seed, token_ids), use_cache=True, logits_to_keep=1)
     cache = out.cache
     layers, measured, dtype = [], 0, None
     kinds = cache_layers(loaded.config)

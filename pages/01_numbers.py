@@ -25,10 +25,12 @@ lesson.show(text, "intro")
 lesson.show(text, "relation")
 
 st.header(t("numbers.live.header"))
-lesson.show(text, "live", model_name=core.display_name(info.name), n_layers=num(info.n_layers),
+wide = info.n_heads * info.d_head != info.d_model  # Gemma: heads wider than the model
+lesson.show(text, "live_wide" if wide else "live", model_name=core.display_name(info.name), n_layers=num(info.n_layers),
             n_heads=num(info.n_heads), n_kv_heads=num(info.n_kv_heads), d_head=num(info.d_head),
             d_model=num(info.d_model), d_mlp=num(info.d_mlp), vocab_size=num(info.vocab_size),
-            context=num(info.context_length or 0), n_params=num(info.n_params), group_size=num(info.group_size))
+            context=num(info.context_length or 0), n_params=num(info.n_params), group_size=num(info.group_size),
+            heads_width=num(info.n_heads * info.d_head), embed_share=num(100 * info.vocab_size * info.d_model / info.n_params, 1))
 if info.name == DEFAULT_MODEL:
     lesson.show(text, "builtin")  # its weights are a 4-bit copy: say so once, here
 left, right = st.columns([2, 3])

@@ -11,7 +11,7 @@ import streamlit as st
 
 from lib import bpe
 from lib.tokens import readable_tokens
-from ui import core, lesson, nav, quiz_widget
+from ui import core, differs_view, lesson, nav, quiz_widget
 from ui import tokenization_view as view
 from ui.core import num, t
 
@@ -128,6 +128,8 @@ def paragraphs() -> None:
 if model is not None:
     paragraphs()
 lesson.show(text, "languages_why")
+
+differs_view.tokenization_section()  # both built-in tokenizers, side by side
 
 quiz_widget.render_quiz("tokenization")
 lesson.show(text, "next")

@@ -8,7 +8,7 @@ import numpy as np
 import streamlit as st
 
 from lib import rope
-from ui import core, lesson, nav, quiz_widget
+from ui import core, differs_view, lesson, nav, quiz_widget
 from ui import position_view as view
 from ui.core import num, t
 
@@ -133,6 +133,7 @@ lesson.show(text, "conventions")
 st.dataframe(view.pairing_table(d_head), hide_index=True, key="position.pairing")
 lesson.show(text, "generalize")
 
+differs_view.position_section(lm, core.capture() if lm.info.rope_theta_local else None)  # Gemma: two bases
 quiz_widget.render_quiz("position")
 lesson.show(text, "next")
 nav.footer("position")

@@ -10,7 +10,7 @@ import streamlit as st
 from lib import attention as att
 from lib.capture import DEFAULT_MAX_TOKENS
 from ui import attention_view as view
-from ui import core, lesson, nav, quiz_widget
+from ui import core, differs_view, lesson, nav, quiz_widget
 from ui.core import num, t
 
 text = lesson.sections("attention")
@@ -109,6 +109,8 @@ st.header(t("attention.flash.header"))
 lesson.show(text, "flash")
 if cap is not None:
     flash()
+
+differs_view.attention_section(lm, cap)  # Gemma: MQA and the sliding window (nothing on SmolLM2)
 
 quiz_widget.render_quiz("attention")
 lesson.show(text, "next")

@@ -9,7 +9,7 @@ import streamlit as st
 from lib import block as blk
 from lib.capture import DEFAULT_MAX_TOKENS
 from ui import block_view as view
-from ui import core, lesson, nav, quiz_widget
+from ui import core, differs_view, lesson, nav, quiz_widget
 from ui.core import num, t
 
 text = lesson.sections("block")
@@ -77,6 +77,8 @@ lesson.show(text, "lens", n_layers=num(info.n_layers), vocab=num(info.vocab_size
 if cap is not None:
     view.render_lens(lm, cap, name, words, max_tokens)
 lesson.show(text, "lens_read")
+
+differs_view.block_section(lm)  # Gemma: sandwich norms, q/k norms, GeGLU (nothing on SmolLM2)
 
 quiz_widget.render_quiz("block")
 lesson.show(text, "next")

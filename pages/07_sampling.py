@@ -14,7 +14,7 @@ from lib.loss import bits_saved, perplexity
 from lib.reference import REFERENCE_MODELS
 from lib.sampling import filter_steps, logit_cost, sample
 from lib.tokens import readable_tokens
-from ui import core, lesson, nav, quiz_widget
+from ui import core, differs_view, lesson, nav, quiz_widget
 from ui import sampling_view as view
 from ui.core import num, t
 
@@ -51,7 +51,7 @@ lesson.show(text, "filters", vocab=num(info.vocab_size))
 def distribution() -> None:
     """The filters, the draw and the chart: their widgets rerun this section alone."""
     temperature, top_k, top_p = view.controls(info.vocab_size)
-    steps = filter_steps(cap.logits[-1], temperature, top_k, top_p)  # the cached capture's last row
+    steps = filter_steps(cap.logits_at(cap.n_tokens - 1), temperature, top_k, top_p)  # the capture's last row only
     c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
     with c1:
         seed = view.seed_widget()
@@ -118,6 +118,8 @@ if cap is not None:
 st.subheader(t("sampling.drop.header"))
 lesson.show(text, "drop", saved=view.tex(num(bits_saved(2.0, 1.9), 3)), ppl_a=num(perplexity(2.0), 2),
             ppl_b=num(perplexity(1.9), 2), fewer=num(100 * (1 - math.exp(-0.1)), 1))
+
+differs_view.sampling_section()  # both built-in models' next-token distributions
 
 quiz_widget.render_quiz("sampling")
 lesson.show(text, "next")

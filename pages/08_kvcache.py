@@ -9,7 +9,7 @@ import streamlit as st
 
 from lib import arithmetic as A
 from lib.reference import REFERENCE_MODELS
-from ui import core, lesson, nav, quiz_widget
+from ui import core, differs_view, lesson, nav, quiz_widget
 from ui import kvcache_view as view
 from ui.core import num, t
 
@@ -70,6 +70,8 @@ lesson.show(text, "batching")
 st.header(t("kvcache.moe.header"))
 lesson.show(text, "moe")
 view.moe_table(n_params, label)
+
+differs_view.kvcache_section(lm)  # Gemma: the hybrid local/global cache, measured
 
 quiz_widget.render_quiz("kvcache")
 lesson.show(text, "next")

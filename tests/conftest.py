@@ -81,3 +81,35 @@ def tiny_gpt2(byte_tokenizer):
 
     cfg = GPT2Config(vocab_size=257, n_embd=32, n_layer=2, n_head=4, n_positions=128)
     return _tiny(cfg, byte_tokenizer, "tiny-gpt2")
+
+
+@pytest.fixture(scope="session")
+def tiny_gemma(byte_tokenizer):
+    """Random Gemma 3 text model: 3 layers (local, local, global), 4 query heads sharing 1 KV head
+    (MQA), d_head 16 with d_model 32 (H·Dh = 64 != 32), sliding window 4, RoPE bases 10 (local)
+    and 10,000 (global). Its RMSNorm gains are randomized (transformers starts them at 0, i.e. a gain
+    of 1) so that q/k norms and sandwich norms change something."""
+    from transformers import Gemma3TextConfig
+
+    cfg = Gemma3TextConfig(
+        vocab_size=257, hidden_size=32, intermediate_size=64, num_hidden_layers=3, num_attention_heads=4,
+        num_key_value_heads=1, head_dim=16, max_position_embeddings=128, sliding_window=4,
+        layer_types=["sliding_attention", "sliding_attention", "full_attention"],
+        rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10.0},
+                         "full_attention": {"rope_type": "default", "rope_theta": 10000.0}},
+        query_pre_attn_scalar=16, pad_token_id=0, bos_token_id=2, eos_token_id=1)
+    lm = _tiny(cfg, byte_tokenizer, "tiny-gemma")
+    gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for name, p in lm.model.named_parameters():
+            if "norm" in name:
+                p.copy_(0.5 * torch.randn(p.shape, generator=gen))
+    return lm
+
+
+@pytest.fixture(scope="session")
+def real_gemma():
+    """The embedded Gemma 3 270M, converted on first use (minutes the first time, once)."""
+    from lib.models import GEMMA_MODEL, load_model
+
+    return load_model(GEMMA_MODEL)

@@ -26,7 +26,7 @@ from lib.i18n import (
 )
 
 NUMBERS_SECTIONS = ["intro", "relation", "live", "builtin", "params", "reference", "stack", "why_heads",
-                    "depth", "glimpse", "next"]
+                    "depth", "glimpse", "next", "live_wide"]
 
 
 # ---------------------------------------------------------------- choose_language

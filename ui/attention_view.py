@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 
 from lib import attention as att
 from lib.bertviz_view import head_view_html, model_view_html
-from lib.capture import DEFAULT_MAX_TOKENS, Capture
+from lib.capture import DEFAULT_MAX_TOKENS, Capture, max_tokens_for
 from lib.reference import REFERENCE_MODELS
 from ui.cache import get_capture, get_model
 from ui import core
@@ -554,7 +554,8 @@ def flash_section(model_name: str, cap: Capture, layer: int, head: int, naive: n
     if st.session_state.get("attention.block") not in options:
         st.session_state["attention.block"] = default_block(cap.n_tokens)
     block = left.select_slider(t("attention.flash.block"), options=options, key="attention.block")
-    run = flash(model_name, cap.text, DEFAULT_MAX_TOKENS, layer, head, int(block))
+    # The same cut as the page's capture (Gemma reads up to twice its window), so the two runs compare.
+    run = flash(model_name, cap.text, max_tokens_for(get_model(model_name)), layer, head, int(block))
     n_steps = len(run.steps)
     step = 1
     if n_steps > 1:

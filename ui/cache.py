@@ -4,7 +4,7 @@ Bounded for a classroom (lib/settings.py; README "Settings"):
 - captures: one byte budget for all of them (`ITT_CAPTURE_BUDGET_MB`), least recently used out
   first, each (model, text, cut) computed once even when thirty learners ask at the same moment
   (lib/budget_cache.py). A capture stores only what it cannot recompute cheaply (lib/capture.py).
-- models: the built-in one, plus at most one hub model; loading another hub model lets the
+- models: the built-in ones (lib.models.EMBEDDED_MODELS), plus at most one hub model; loading another hub model lets the
   previous one go, with its captures. `ITT_HUB_MODELS=off` and `ITT_HUB_MAX_PARAMS_M` limit hub
   loading (lib/models.py raises a ModelLoadError the page turns into a message).
 
@@ -19,7 +19,7 @@ import threading
 
 from lib.budget_cache import ByteBudgetCache
 from lib.capture import Capture, run_capture
-from lib.models import DEFAULT_MODEL, LoadedModel, load_model
+from lib.models import LoadedModel, is_embedded, load_model
 from lib.settings import Settings
 
 
@@ -48,7 +48,7 @@ _loading: dict[str, threading.Lock] = {}
 
 
 def get_model(name: str) -> LoadedModel:
-    """One LoadedModel per model name for the whole server: the built-in one and at most one hub
+    """One LoadedModel per model name for the whole server: the built-in ones and at most one hub
     model. Raises lib.models.ModelLoadError (hub off, too large, offline...) for the page to show.
 
     No streamlit element may be drawn in here, so the slow first conversion of the embedded model
@@ -65,8 +65,8 @@ def get_model(name: str) -> LoadedModel:
                 return _models[name]
         loaded = load_model(name, settings=SETTINGS)
         with _models_lock:
-            if name != DEFAULT_MODEL:
-                for other in [n for n in _models if n != DEFAULT_MODEL]:
+            if not is_embedded(name):
+                for other in [n for n in _models if not is_embedded(n)]:
                     del _models[other]
                     CAPTURES.discard(lambda key, other=other: key[0] == other)
             _models[name] = loaded

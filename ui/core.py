@@ -9,8 +9,9 @@ from __future__ import annotations
 import streamlit as st
 
 from lib import i18n
-from lib.capture import DEFAULT_MAX_TOKENS, Capture
-from lib.models import DEFAULT_MODEL, LoadedModel, ModelLoadError, convert_gguf, converted_dir
+from lib.capture import DEFAULT_MAX_TOKENS, Capture, max_tokens_for
+from lib.models import (DEFAULT_MODEL, EMBEDDED_MODELS, LoadedModel, ModelLoadError, convert_gguf, converted_dir,
+                        is_embedded)
 from lib.quiz import format_number
 from ui.cache import get_capture, get_model
 
@@ -52,18 +53,23 @@ def model_name() -> str:
 
 
 def display_name(name: str) -> str:
-    return t("model.embedded_name") if name == DEFAULT_MODEL else name
+    if name == DEFAULT_MODEL:
+        return t("model.embedded_name")
+    return t(f"model.embedded_name.{EMBEDDED_MODELS[name].slug}") if is_embedded(name) else name
 
 
 def _load_with_progress(name: str) -> LoadedModel:
     """get_model, after converting the embedded GGUF with a progress bar the first time."""
-    if name == DEFAULT_MODEL and not (converted_dir() / "config.json").exists():
+    if is_embedded(name) and not (converted_dir(name) / "config.json").exists():
         box = st.empty()
         try:
-            convert_gguf(lambda fraction, stage: box.progress(min(max(fraction, 0.0), 1.0), text=t(stage)))
+            slow = name != DEFAULT_MODEL  # Gemma's 262,144-token tokenizer takes minutes to unpack, not seconds
+            convert_gguf(lambda fraction, stage: box.progress(
+                min(max(fraction, 0.0), 1.0), text=t("load.gemma_slow" if slow and stage == "load.reading_gguf" else stage)),
+                name)
         finally:
             box.empty()
-    with st.spinner(t("load.loading" if name == DEFAULT_MODEL else "load.weights")):
+    with st.spinner(t("load.loading" if is_embedded(name) else "load.weights")):
         return get_model(name)
 
 
@@ -128,12 +134,18 @@ class CaptureRef:
         raise AttributeError("a capture is immutable")
 
 
-def capture(max_tokens: int = DEFAULT_MAX_TOKENS) -> CaptureRef | None:
-    """The capture of the learner's text on the current model, or None (with a prompt) if empty."""
+def capture(max_tokens: int | None = None) -> CaptureRef | None:
+    """The capture of the learner's text on the current model, or None (with a prompt) if empty.
+
+    By default as many tokens as the model's lessons need: DEFAULT_MAX_TOKENS, twice the sliding
+    window on a model with local layers (lib.capture.max_tokens_for).
+    """
     current = text()
     if not current.strip():
         st.info(t("text.empty"))
         return None
+    if max_tokens is None:
+        max_tokens = max_tokens_for(model())
     ref = CaptureRef(model_name(), current, max_tokens)
     cap = ref.resolve()
     if cap.truncated:

@@ -18,6 +18,7 @@ from lib import embeddings as emb
 from lib.embeddings import EmbeddingIndex, WordPieces
 from lib.tokens import readable_tokens
 from ui.cache import get_capture, get_model
+from ui.core import model_name as current_model_name
 from ui.core import num, t
 from ui.figures import PALETTE
 
@@ -38,6 +39,7 @@ def index(model_name: str) -> EmbeddingIndex:
     loaded = get_model(model_name)
     with loaded.lock, torch.inference_mode():
         table = loaded.adapter.embed(loaded.model).weight.detach().float().cpu().numpy()  # [V, D]
+    table.flags.writeable = False  # a read-only view of the model's weights: build_index keeps it, no copy
     return emb.build_index(table)
 
 
@@ -153,7 +155,10 @@ def table_rows(idx: EmbeddingIndex, cap, pos_table: np.ndarray | None, n_dims: i
     rows = idx.table[cap.token_ids[:n], :n_dims]  # [n, n_dims]
     labels = {"x": t("embeddings.rows.x"), "hover": t("embeddings.rows.hover")}
     st.plotly_chart(rows_figure(rows, list(cap.tokens[:n]), labels), key="embeddings.rows_chart")
-    diff = emb.lookup_check(idx.table, cap.token_ids, cap.embeddings, pos_table)
+    scale = emb.embed_scale(get_model(current_model_name()))  # the session's model (cap.model_name is the model's own name)
+    diff = emb.lookup_check(idx.table, cap.token_ids, cap.embeddings, pos_table, scale)
+    if scale != 1.0:  # Gemma: the rows are multiplied by √d_model before the first block
+        st.info(t("gemma.embeddings.scale", scale=num(scale, 4), d=num(idx.table.shape[1])))
     key = "embeddings.rows.same_learned" if pos_table is not None else "embeddings.rows.same_rope"
     (st.success if diff < 1e-4 else st.warning)(t(key, diff=num(diff, 6)))
 

@@ -30,6 +30,8 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson("kvcache", "pages/08_kvcache.py", "🧮"),
 )
 FINAL = Lesson("final", "pages/99_final_quiz.py", "🎓")
+# Not a lesson (no quiz): the built-in models side by side, listed after the lessons.
+COMPARE = Lesson("compare", "pages/10_compare.py", "⚖️")
 
 
 def navigation():
@@ -37,7 +39,8 @@ def navigation():
     lessons = [st.Page(x.path, title=t(f"lesson.{x.id}.title"), icon=x.icon, url_path=x.id, default=i == 0)
                for i, x in enumerate(LESSONS)]
     final = st.Page(FINAL.path, title=t("final.title"), icon=FINAL.icon, url_path=FINAL.id)
-    return st.navigation({t("nav.lessons"): lessons, t("nav.check"): [final]})
+    compare = st.Page(COMPARE.path, title=t("compare.title"), icon=COMPARE.icon, url_path=COMPARE.id)
+    return st.navigation({t("nav.lessons"): [*lessons, compare], t("nav.check"): [final]})
 
 
 def next_step(lesson_id: str) -> Lesson:

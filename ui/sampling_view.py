@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from lib.generate import Generation, generate
-from lib.loss import TextLoss, text_loss
+from lib.loss import TextLoss, capture_loss
 from lib.i18n import fill
 from lib.sampling import Draw, FilterSteps, entropy
 from lib.tokens import readable_tokens
@@ -304,7 +304,7 @@ def stop_line(gen: Generation) -> str:
 def loss_of(model_name: str, text: str, max_tokens: int) -> tuple[TextLoss, tuple[str, ...]]:
     """The loss of the learner's text from the cached capture, with the model's top guesses as text."""
     cap = get_capture(model_name, text, max_tokens)
-    loss = text_loss(cap.logits, cap.token_ids)
+    loss = capture_loss(cap)  # chunk by chunk: never the whole [T, V] logits (1 GB on Gemma at 1,024 tokens)
     guesses = tuple(readable_tokens(get_model(model_name).tokenizer, loss.top.tolist()))
     return loss, guesses
 

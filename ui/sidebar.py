@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lib import i18n
-from lib.models import DEFAULT_MODEL
+from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS, is_embedded
 from lib.quiz import course_progress, load_bank
 from ui import nav
 from ui.core import MAX_CHARS, display_name, lang, model_name, num, t
@@ -16,7 +16,11 @@ def _request_typed() -> None:
 
 
 def _request_embedded() -> None:
-    st.session_state["app.model_pending"] = DEFAULT_MODEL
+    st.session_state["app.model_pending"] = st.session_state.get("app.builtin", DEFAULT_MODEL)
+
+
+def _request_builtin() -> None:
+    st.session_state["app.model_pending"] = st.session_state.get("app.builtin", DEFAULT_MODEL)
 
 
 def render() -> None:
@@ -37,6 +41,12 @@ def render() -> None:
         st.text_area(t("sidebar.text"), key="app.text", max_chars=MAX_CHARS, height=110,
                      help=t("sidebar.text_help"))
 
+        # The built-in models by name; the choice follows the model in use when that is built in.
+        if is_embedded(model_name()):
+            st.session_state["app.builtin"] = model_name()
+        st.radio(t("sidebar.builtin"), options=list(EMBEDDED_MODELS), key="app.builtin",
+                 format_func=lambda n: EMBEDDED_MODELS[n].label, on_change=_request_builtin,
+                 help=t("sidebar.builtin_help"))
         with st.expander(t("sidebar.model", name=display_name(model_name())), expanded=False):
             st.text_input(t("sidebar.model_id"), key="app.model_request",
                                     placeholder="gpt2, HuggingFaceTB/SmolLM2-135M-Instruct",
@@ -44,7 +54,7 @@ def render() -> None:
             cols = st.columns(2)
             cols[0].button(t("sidebar.load"), key="app.load", on_click=_request_typed)
             cols[1].button(t("sidebar.embedded"), key="app.embedded", on_click=_request_embedded,
-                           disabled=model_name() == DEFAULT_MODEL)
+                           disabled=is_embedded(model_name()))
 
 
 def progress() -> None:

@@ -1,0 +1,101 @@
+"""AppTest with the built-in Gemma 3 270M selected: every page renders without an exception, the
+sidebar offers both built-in models by name, and switching keeps the learner's text and answers.
+
+The real Gemma is loaded once (tests/conftest.py's set-up installs it; ui.cache keeps it).
+"""
+
+import pytest
+
+from lib import i18n
+from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS, GEMMA_MODEL
+from tests.apptest import page_text, start
+
+LESSON_PAGES = ["pages/01_numbers.py", "pages/02_tokenization.py", "pages/03_embeddings.py",
+                "pages/04_position.py", "pages/05_attention.py", "pages/06_block.py", "pages/07_sampling.py",
+                "pages/08_kvcache.py", "pages/10_compare.py", "pages/99_final_quiz.py"]
+
+
+def _with_gemma(lang: str, text: str | None = None):
+    at = start(lang, text=text)
+    at.radio(key="app.builtin").set_value(GEMMA_MODEL)
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state["app.model"] == GEMMA_MODEL
+    return at
+
+
+def test_sidebar_offers_every_built_in_model_by_name():
+    at = start("en")
+    radio = at.radio(key="app.builtin")
+    assert list(radio.options) == [m.label for m in EMBEDDED_MODELS.values()]
+    assert radio.value == DEFAULT_MODEL  # SmolLM2 stays the default
+
+
+def test_switching_keeps_text_and_answers():
+    at = start("it", text="Il mio testo, da non perdere.")
+    answers = {"numbers": {"q1": True}}
+    at.session_state["quiz.results"] = answers
+    at.radio(key="app.builtin").set_value(GEMMA_MODEL)
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state["app.model"] == GEMMA_MODEL
+    assert at.text_area(key="app.text").value == "Il mio testo, da non perdere."
+    assert at.session_state["quiz.results"] == answers
+    at.radio(key="app.builtin").set_value(DEFAULT_MODEL)
+    at.run()
+    assert at.session_state["app.model"] == DEFAULT_MODEL
+    assert at.text_area(key="app.text").value == "Il mio testo, da non perdere."
+    assert at.session_state["quiz.results"] == answers
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_every_page_renders_with_gemma(page):
+    at = _with_gemma("en")
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, at.exception
+    assert at.title, page
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_compare_page_reads_both_models(lang):
+    from ui.cache import get_model
+
+    at = start(lang, "pages/10_compare.py")
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    smol, gemma = get_model(DEFAULT_MODEL).info, get_model(GEMMA_MODEL).info
+    for info in (smol, gemma):
+        col = [c for c in table.columns if c != table.columns[0]]
+        assert any(f"{info.n_heads} × {info.d_head}" in " ".join(map(str, table[c])) for c in col)
+    text = page_text(at)
+    assert i18n.ui(lang)["compare.title"] in [x.value for x in at.title]
+    assert len(at.get("plotly_chart")) >= 3  # parameters, and one next-token chart per model
+    assert "{" not in text
+
+
+def test_attention_shows_the_window_on_a_long_text():
+    """Past the window, the local layer's last token reads exactly the window; the global one all."""
+    from ui.cache import get_model
+
+    info = get_model(GEMMA_MODEL).info
+    at = _with_gemma("en")
+    at.switch_page("pages/05_attention.py")
+    at.run()
+    at.button(key="differs.lengthen").click()  # the learner's text repeated past the window
+    at.run()
+    assert not at.exception, at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    read = [m.value for m in at.metric if m.label == i18n.ui("en")["differs.attention.read"]]
+    assert read[0] == f"{info.sliding_window:,}" and int(read[1].replace(",", "")) > info.sliding_window, metrics
+    assert "Checked on your text" in page_text(at)
+
+
+def test_kvcache_hybrid_measured_equals_formula():
+    at = _with_gemma("it")
+    at.switch_page("pages/08_kvcache.py")
+    at.run()
+    at.toggle(key="differs.kvcache_run").set_value(True)
+    at.run()
+    assert not at.exception, at.exception
+    assert any(s.value.startswith("Uguali byte per byte") for s in at.success), [s.value for s in at.success]
