@@ -5,7 +5,7 @@ Language, page config, the shared sidebar, the model, and st.navigation over the
 
 import streamlit as st
 
-from ui import core, nav, sidebar
+from ui import core, nav, persist, sidebar
 
 core.lang()
 # An emoji icon: a :material/...: one makes the browser fetch a font from the internet.
@@ -17,3 +17,4 @@ if loaded is None:
     st.stop()
 page.run()
 sidebar.progress()
+persist.render()  # progress kept in the browser, and as a file (issue 17)
