@@ -171,7 +171,7 @@ def notices() -> None:
         notice = st.session_state.pop(key, None)
         if notice:
             kind, label, values = notice
-            getattr(st.sidebar, kind)(t(label, **{k: num(v) for k, v in values.items()}))
+            getattr(st.sidebar, kind)(t(label, **{k: num(v) if isinstance(v, int) else v for k, v in values.items()}))
 
 
 def file_controls() -> None:
