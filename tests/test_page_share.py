@@ -131,3 +131,22 @@ def test_a_progress_file_loads_back_with_its_verdicts():
     assert at.session_state["quiz.numbers.live_d_head.grade"].correct
     assert at.session_state["quiz.numbers.live_d_head.answer"] == "64"
     assert label_prefix(i18n.ui("en")["progress.loaded"]) in " ".join(e.value for e in at.success)
+
+
+def test_every_figure_saves_in_the_chosen_format():
+    at = start("en")
+    charts = at.get("plotly_chart")
+    assert len(charts) >= 2
+    for c in charts:
+        options = json.loads(c.proto.config)["toImageButtonOptions"]
+        assert options["format"] == "png" and options["filename"]
+    at.session_state["app.image_format"] = "svg"
+    at.run()
+    assert not at.exception, at.exception
+    assert {json.loads(c.proto.config)["toImageButtonOptions"]["format"] for c in at.get("plotly_chart")} == {"svg"}
+
+
+def test_the_final_quiz_offers_its_report():
+    at = start("en", "pages/99_final_quiz.py")
+    keys = [getattr(b.proto, "id", "") for b in at.get("download_button")]
+    assert any(k.endswith("app.final_report") for k in keys), keys
