@@ -54,9 +54,10 @@ def _capture_file(kind: str):
     ss = st.session_state
     layer, head, k = int(ss.get("app.export.layer", 0)), int(ss.get("app.export.head", 0)), int(ss.get("app.export.k", 5))
 
+    name, words, lm = model_name(), text(), model()  # read now: the callable runs outside the script
+
     def build() -> bytes | str:
-        lm = model()
-        cap = get_capture(model_name(), text(), DEFAULT_MAX_TOKENS)
+        cap = get_capture(name, words, DEFAULT_MAX_TOKENS)
         d = ex.capture_data(cap, layer, head, k, lambda i: lm.tokenizer.decode([i]))
         return ex.to_csv(d) if kind == "csv" else ex.to_npz(d)
 
