@@ -86,6 +86,9 @@ SHARED: dict[str, dict[str, Param]] = {
     },
     "kvcache": {
         "context": Param("kvcache.context_pick", "int", tuple(KV.CONTEXTS)),
+        "tokens": Param("kvcache.context", "int"),  # the calculator's boxes clamp with a notice
+        "users": Param("kvcache.users", "int"),
+        "card_gb": Param("kvcache.card_gb", "float"),
         "cache": Param("kvcache.cache_dtype", "str", tuple(A.CACHE_DTYPES)),
         "weights": Param("kvcache.weight_dtype", "str", tuple(A.WEIGHT_DTYPES)),
         "measure": Param("kvcache.measure_tokens", "int", tuple(KV.MEASURE_TOKENS)),
