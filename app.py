@@ -5,15 +5,20 @@ Language, page config, the shared sidebar, the model, and st.navigation over the
 
 import streamlit as st
 
-from ui import core, nav, sidebar
+from ui import core, export, nav, persist, share, sidebar
 
 core.lang()
 # An emoji icon: a :material/...: one makes the browser fetch a font from the internet.
 st.set_page_config(page_title=core.t("app.title"), page_icon="🧠", layout="wide")
+export.install_modebar()  # every figure saves as PNG or SVG from its mode bar, offline
 page = nav.navigation()
+share.apply(page)  # a shared link's lesson values, text and model, before anything reads them
 loaded = core.ensure_model()  # first, so the sidebar already names a model just loaded
 sidebar.render()
 if loaded is None:
     st.stop()
+share.render(page)  # the link's notices and the sidebar's share button (issue 17)
 page.run()
 sidebar.progress()
+persist.render()  # progress kept in the browser, and as a file (issue 17)
+export.render()  # the figures' image format, the capture of the text as CSV or NPZ

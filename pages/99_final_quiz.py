@@ -9,7 +9,7 @@ import random
 import streamlit as st
 
 from lib.quiz import draw_final, grade, load_bank, mistakes, question_key
-from ui import core, nav, quiz_widget
+from ui import core, export, nav, quiz_widget
 from ui.core import num, t
 
 PER_LESSON = 3  # 24 questions over eight lessons: a final quiz, not an exam
@@ -56,4 +56,5 @@ if len(answers) == len(questions):
         st.balloons()
 else:
     st.info(t("final.remaining", n=num(len(questions) - len(answers))))
+export.final_report(questions, answers)  # a printable report to hand in (issue 17)
 st.button(t("final.new"), key="final_new_quiz", on_click=new_quiz)

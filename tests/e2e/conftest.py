@@ -12,7 +12,7 @@ Fixtures
   listing them (the classroom has no internet: a CDN left anywhere shows here).
 
 Helpers (every e2e test sends its inputs through these; none sleeps a fixed time)
-- `serve(script, cwd=REPO)`: context manager, the same server for any script
+- `serve(script, cwd=REPO, port=None)`: context manager, the same server for any script
   (a test can serve a small app it writes to tmp_path).
 - `AppRuns` / `track(page)`: reads Streamlit's websocket (BackMsg rerun requests,
   ForwardMsg new_session / script_finished with their run ids), so a test knows
@@ -102,14 +102,16 @@ def stop_process(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def serve(script: Path, cwd: Path = REPO) -> Iterator[str]:
-    """Run `streamlit run script` from `cwd` on a free port; yield its base URL.
+def serve(script: Path, cwd: Path = REPO, port: int | None = None) -> Iterator[str]:
+    """Run `streamlit run script` from `cwd` on `port` (default: a free one); yield its base URL.
+
+    A fixed port restarts a server at the same origin (the browser's local storage is per origin).
 
     Streamlit reads .streamlit/config.toml from the working directory, so with
     the default cwd the app runs with the repo's config (static serving on).
     Static files are served from the `static/` folder next to `script`.
     """
-    port = _free_port()
+    port = port or _free_port()
     url = f"http://127.0.0.1:{port}"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))

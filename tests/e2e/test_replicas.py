@@ -7,10 +7,11 @@ What it checks (issue 18):
 - each learner stays on their replica: every request of theirs in nginx's log went to it, and their
   own text and quiz answer survive reruns (a lesson change is a rerun in the same session);
 - when a replica stops, its learners reconnect through nginx to another one by themselves, the
-  cookie follows them there, and the test states what they lose on the way: a Streamlit session
-  lives in one server's memory, so the new replica starts a fresh session (progress persistence is
-  issue 17's work; until it lands, quiz answers and progress are lost). Learners on the other
-  replicas lose nothing.
+  cookie follows them there, and the test states what they keep and lose on the way: a Streamlit
+  session lives in one server's memory, so the new replica starts a fresh session, but their quiz
+  answers and progress come back from their own browser's local storage (issue 17: nginx is one
+  origin for every replica); their text is back to the example. Learners on the other replicas
+  lose nothing.
 
 Marked slow: three model loads and six browser sessions share this machine's two cores.
 """
@@ -338,9 +339,11 @@ def test_learners_stick_spread_and_fail_over(browser, cluster):
             # Kept: the lesson and the language (both in the URL), and the learner is served.
             assert "lang=en" in learner.page.url
             expect(learner.page.locator("h1").first).to_have_text(EN["lesson.embeddings.title"])
-            # Lost (until issue 17's progress persistence): their text and their quiz answers.
+            # Kept (issue 17): their quiz answers and progress, sent back by their own browser to
+            # the new session. Lost: their text (a "share this view" link carries it).
+            expect(learner.sidebar.get_by_text(f"{EN['lesson.numbers.title']}: 1/12")).to_be_visible(
+                timeout=e2e.APP_TIMEOUT_MS)
             expect(learner.sidebar.locator("textarea").first).to_have_value(EN["text.example"])
-            expect(learner.sidebar.get_by_text(f"{EN['lesson.numbers.title']}: 0/12")).to_be_visible()
         lap("failover")
 
         # The other replicas' learners lost nothing: same session, same text, same answers.

@@ -1,0 +1,136 @@
+"""What a learner takes away: the capture of their text as CSV or NPZ, and a printable quiz report.
+
+`capture_data` reads one capture into a few small arrays (tokens, one head's attention, the top-k
+next tokens with their probabilities, the residual stream's norm at every layer); `to_csv` and
+`to_npz` write them. `quiz_report` writes the final quiz as one self-contained HTML page (no
+script, no external file) that prints cleanly from the browser, or saves as PDF from its print
+dialog.
+
+Deliberately left out: the full arrays (q, k, v, the residual stream: hundreds of MB at 512
+tokens) and any PDF library (the browser's print dialog makes the PDF).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from lib.capture import Capture
+
+LOGIT_CHUNK = 64  # positions per unembedding call: [64, V] at a time, not [T, V]
+
+
+@dataclass(frozen=True)
+class CaptureData:
+    """The exported part of a capture. T tokens, L layers, k alternatives per position."""
+
+    model: str
+    layer: int
+    head: int
+    tokens: tuple[str, ...]
+    token_ids: np.ndarray  # [T] int
+    attention: np.ndarray  # [T, T] this head's weights, row = query position
+    top_ids: np.ndarray  # [T, k] the k likeliest next tokens after each position
+    top_probs: np.ndarray  # [T, k]
+    top_tokens: tuple[tuple[str, ...], ...]  # [T][k] their text
+    resid_norms: np.ndarray  # [L+1, T] L2 norm of the residual stream, embeddings first
+
+
+def top_k(logits: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k largest probabilities of each row of logits [n, V], likeliest first: (ids, probs).
+
+    Example: top_k(np.log([[0.1, 0.6, 0.3]]), 2) -> ([[1, 2]], [[0.6, 0.3]])
+    """
+    z = logits.astype(np.float64) - logits.max(-1, keepdims=True)  # stable softmax
+    p = np.exp(z)
+    p /= p.sum(-1, keepdims=True)
+    k = min(k, p.shape[-1])
+    ids = np.argsort(-p, axis=-1, kind="stable")[:, :k]
+    return ids, np.take_along_axis(p, ids, -1)
+
+
+def capture_data(cap: Capture, layer: int, head: int, k: int, decode) -> CaptureData:
+    """Read the exported arrays from `cap`; `decode(id) -> str` writes a token id as text."""
+    layer = min(max(int(layer), 0), cap.n_layers - 1)
+    head = min(max(int(head), 0), cap.n_heads - 1)
+    ids, probs = [], []
+    for start in range(0, cap.n_tokens, LOGIT_CHUNK):
+        i, p = top_k(cap.logits_at(slice(start, start + LOGIT_CHUNK)), k)
+        ids.append(i)
+        probs.append(p)
+    top_ids, top_probs = np.concatenate(ids), np.concatenate(probs)
+    return CaptureData(cap.model_name, layer, head, tuple(cap.tokens), np.asarray(cap.token_ids),
+                       np.asarray(cap.attention(layer, head), dtype=np.float32), top_ids,
+                       top_probs.astype(np.float32), tuple(tuple(decode(int(x)) for x in row) for row in top_ids),
+                       np.linalg.norm(cap.resid.astype(np.float32), axis=-1))
+
+
+def to_csv(d: CaptureData) -> str:
+    """One row per token: position, token, id, the residual norm after each layer, the top-k next
+    tokens and probabilities, then this head's attention to every earlier position."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    n_norms, k, n = d.resid_norms.shape[0], d.top_ids.shape[1], len(d.tokens)
+    w.writerow(["position", "token", "token_id"] + [f"resid_norm_{l}" for l in range(n_norms)]
+               + [f"top{j + 1}_{what}" for j in range(k) for what in ("token", "id", "prob")]
+               + [f"attn_L{d.layer}H{d.head}_to_{j}" for j in range(n)])
+    for i in range(n):
+        w.writerow([i, d.tokens[i], int(d.token_ids[i])] + [f"{x:.6g}" for x in d.resid_norms[:, i]]
+                   + [v for j in range(k) for v in (d.top_tokens[i][j], int(d.top_ids[i, j]), f"{d.top_probs[i, j]:.6g}")]
+                   + [f"{x:.6g}" for x in d.attention[i]])
+    return out.getvalue()
+
+
+def to_npz(d: CaptureData) -> bytes:
+    """The same arrays, full precision, for numpy: `np.load(io.BytesIO(data))["attention"]`."""
+    buf = io.BytesIO()
+    np.savez_compressed(buf, model=np.array(d.model), layer=np.array(d.layer), head=np.array(d.head),
+                        tokens=np.array(d.tokens, dtype=str), token_ids=d.token_ids, attention=d.attention,
+                        top_ids=d.top_ids, top_probs=d.top_probs,
+                        top_tokens=np.array(d.top_tokens, dtype=str).reshape(d.top_ids.shape),
+                        resid_norms=d.resid_norms)
+    return buf.getvalue()
+
+
+@dataclass(frozen=True)
+class ReportRow:
+    """One question of the report: where it comes from, what was answered, what was right."""
+
+    lesson: str
+    prompt: str
+    answer: str  # the learner's answer as text ("" if not answered)
+    correct: bool | None  # None: not answered
+    expected: str
+
+
+_CSS = """body{font-family:system-ui,sans-serif;max-width:52em;margin:2em auto;color:#222}
+h1{font-size:1.5em}table{border-collapse:collapse;width:100%}td,th{border:1px solid #bbb;padding:.3em .5em;
+vertical-align:top;text-align:left}.ok{color:#1b7a2a}.no{color:#b3261e}.line{border-bottom:1px solid #555;
+display:inline-block;min-width:18em}@media print{body{margin:0}}"""
+
+
+def quiz_report(labels: dict[str, str], rows: Sequence[ReportRow], score: str, when: str, lang: str) -> str:
+    """A printable HTML page of the final quiz. `labels`: title, name, date, score, lesson,
+    question, answer, result, expected, right, wrong, unanswered (already translated).
+
+    Every text is escaped: a prompt or an answer can never become markup.
+    """
+    e = html.escape
+    cells = []
+    for i, r in enumerate(rows, start=1):
+        verdict = (labels["unanswered"], "") if r.correct is None else \
+            (labels["right"], "ok") if r.correct else (labels["wrong"], "no")
+        cells.append(f"<tr><td>{i}</td><td>{e(r.lesson)}</td><td>{e(r.prompt)}</td><td>{e(r.answer)}</td>"
+                     f"<td class=\"{verdict[1]}\">{e(verdict[0])}</td><td>{e(r.expected)}</td></tr>")
+    head = "".join(f"<th>{e(labels[x])}</th>" for x in ("lesson", "question", "answer", "result", "expected"))
+    return (f"<!doctype html>\n<html lang=\"{e(lang)}\"><head><meta charset=\"utf-8\"><title>{e(labels['title'])}"
+            f"</title><style>{_CSS}</style></head><body>\n<h1>{e(labels['title'])}</h1>\n"
+            f"<p>{e(labels['name'])}: <span class=\"line\"></span></p>\n<p>{e(labels['date'])}: {e(when)}</p>\n"
+            f"<p><strong>{e(labels['score'])}: {e(score)}</strong></p>\n"
+            f"<table><thead><tr><th>#</th>{head}</tr></thead><tbody>\n" + "\n".join(cells)
+            + "\n</tbody></table>\n</body></html>\n")

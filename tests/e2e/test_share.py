@@ -1,0 +1,90 @@
+"""Share this view (issue 17), in the real browser.
+
+A learner writes their own text, opens the attention lesson in Italian, picks layer 0 and head 8,
+and asks for a link. The link, opened in a fresh browser context (no cookies, no local storage,
+a new server session), shows the same lesson in the same language with the same text, the same
+sliders and the very same heatmap (its numbers and labels, read from plotly). The same link with
+a made-up and a malformed parameter opens too, with a notice naming them and no traceback.
+Both contexts block and count any request that would leave this machine.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lib import i18n
+from tests.e2e.conftest import APP_TIMEOUT_MS, _is_local, click, goto, slide, track, type_text
+
+pytestmark = pytest.mark.e2e
+
+TEXT = "Perché il gatto è salito sull'albero? Perché aveva visto un uccellino."
+HEATMAP = ".st-key-attention-heatmap"
+
+
+def _heatmap(page) -> dict:
+    """The heatmap's own data, as plotly holds it in the page."""
+    return page.locator(f"{HEATMAP} .js-plotly-plot").first.evaluate(
+        "gd => ({z: gd.data.map(t => Array.from(t.z || [], r => Array.from(r))), x: gd.data.map(t => t.x),"
+        " y: gd.data.map(t => t.y), title: gd.layout.title.text})")
+
+
+def _fresh_page(browser, external: list[str]):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, service_workers="block")
+
+    def guard(route):
+        if _is_local(route.request.url):
+            route.continue_()
+        else:
+            external.append(route.request.url)
+            route.abort("blockedbyclient")
+
+    context.route("**/*", guard)
+    pg = context.new_page()
+    track(pg)
+    return context, pg
+
+
+def test_a_shared_link_opens_the_same_view_in_a_fresh_browser(page, app_url, browser):
+    from playwright.sync_api import expect
+
+    it = i18n.ui("it")
+    title = it["attention.heatmap_title"]
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    goto(page, f"{app_url}/?lang=it", it["lesson.numbers.title"])
+    type_text(page, page.locator('[data-testid="stSidebar"] textarea').first, TEXT, submit="Control+Enter")
+    click(page, page.locator('[data-testid="stSidebarNav"] a', has_text=it["lesson.attention.title"]).first)
+    heatmap = page.locator(HEATMAP)
+    expect(heatmap.get_by_text(i18n.fill(title, layer="15", head="0"))).to_be_visible(timeout=APP_TIMEOUT_MS)
+    slide(page, page.locator(".st-key-attention-layer").get_by_role("slider"), "Home", "0")
+    slide(page, page.locator(".st-key-attention-head").get_by_role("slider"), "End", "8")
+    expect(heatmap.get_by_text(i18n.fill(title, layer="0", head="8"))).to_be_visible(timeout=APP_TIMEOUT_MS)
+    mine = _heatmap(page)
+
+    click(page, page.locator('[data-testid="stSidebar"]').get_by_role("button", name=it["share.button"]))
+    dialog = page.get_by_role("dialog")
+    expect(dialog.get_by_text(it["share.title"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
+    url = dialog.locator("code").first.inner_text().strip()
+    assert url.startswith(f"{app_url}/attention?") and "lang=it" in url and "layer=0" in url and "head=8" in url
+
+    external: list[str] = []
+    context, fresh = _fresh_page(browser, external)
+    try:
+        goto(fresh, url, it["lesson.attention.title"])
+        theirs = fresh.locator(HEATMAP)
+        expect(theirs.get_by_text(i18n.fill(title, layer="0", head="8"))).to_be_visible(timeout=APP_TIMEOUT_MS)
+        expect(fresh.locator('[data-testid="stSidebar"] textarea').first).to_have_value(TEXT)
+        expect(fresh.locator(".st-key-attention-layer").get_by_role("slider")).to_have_value("0")
+        expect(fresh.locator(".st-key-attention-head").get_by_role("slider")).to_have_value("8")
+        assert _heatmap(fresh) == mine
+        assert "layer=" not in fresh.url and "lang=it" in fresh.url  # the link's values left the address bar
+
+        # The same link, with a made-up parameter and a malformed one: a notice, the rest applied.
+        goto(fresh, url.replace("head=8", "head=otto") + "&zoom=3", it["lesson.attention.title"])
+        notice = it["share.ignored"].split("{")[0]
+        expect(fresh.get_by_text(notice).first).to_be_visible(timeout=APP_TIMEOUT_MS)
+        expect(fresh.get_by_text("zoom").first).to_be_visible(timeout=APP_TIMEOUT_MS)
+        expect(fresh.locator(".st-key-attention-layer").get_by_role("slider")).to_have_value("0")
+        assert fresh.locator('[data-testid="stException"]').count() == 0
+    finally:
+        context.close()
+    assert external == []

@@ -1,0 +1,81 @@
+"""lib.export: the capture's export equals the capture (oracle: a plain forward pass for the
+next-token probabilities), CSV and NPZ carry the same numbers, the quiz report escapes its text."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import pytest
+import torch
+
+from lib import export
+from lib.capture import run_capture
+
+TEXT = "Hello, world! Ciao, città."
+
+
+def test_top_k_textbook():
+    ids, probs = export.top_k(np.log(np.array([[0.1, 0.6, 0.3]])), 2)
+    assert ids.tolist() == [[1, 2]]
+    np.testing.assert_allclose(probs, [[0.6, 0.3]])
+    ids, _ = export.top_k(np.zeros((1, 3)), 10)  # k beyond the vocabulary: all of it
+    assert ids.shape == (1, 3)
+
+
+@pytest.fixture(scope="module")
+def data(tiny_llama):
+    cap = run_capture(tiny_llama, TEXT)
+    decode = lambda i: tiny_llama.tokenizer.decode([i])  # noqa: E731
+    return cap, export.capture_data(cap, layer=1, head=3, k=5, decode=decode), tiny_llama
+
+
+def test_capture_data_equals_the_model(data):
+    cap, d, lm = data
+    T = cap.n_tokens
+    assert d.attention.shape == (T, T) and d.top_ids.shape == (T, 5) and d.resid_norms.shape == (cap.n_layers + 1, T)
+    np.testing.assert_allclose(d.attention.sum(-1), 1.0, atol=1e-5)  # rows of attention sum to 1
+    np.testing.assert_allclose(d.attention, cap.attention(1, 3), atol=1e-6)
+    with torch.inference_mode():  # oracle: the model's own next-token distribution
+        logits = lm.model(torch.tensor([cap.token_ids.tolist()])).logits[0].float().numpy()
+    p = torch.softmax(torch.tensor(logits, dtype=torch.float64), -1).numpy()
+    np.testing.assert_array_equal(d.top_ids[:, 0], p.argmax(-1))
+    np.testing.assert_allclose(d.top_probs, np.take_along_axis(p, d.top_ids, -1), atol=1e-4)
+    assert np.all(np.diff(d.top_probs, axis=-1) <= 1e-7)  # likeliest first
+    np.testing.assert_allclose(d.resid_norms[0], np.linalg.norm(cap.embeddings, axis=-1), rtol=1e-5)
+
+
+def test_csv_and_npz_carry_the_same_numbers(data):
+    _, d, _ = data
+    rows = list(csv.DictReader(io.StringIO(export.to_csv(d))))
+    assert [r["token"] for r in rows] == list(d.tokens)
+    attn = np.array([[float(r[f"attn_L1H3_to_{j}"]) for j in range(len(rows))] for r in rows])
+    np.testing.assert_allclose(attn, d.attention, rtol=1e-5, atol=1e-7)
+    assert [int(r["top1_id"]) for r in rows] == d.top_ids[:, 0].tolist()
+    z = np.load(io.BytesIO(export.to_npz(d)))
+    np.testing.assert_array_equal(z["attention"], d.attention)
+    np.testing.assert_array_equal(z["top_ids"], d.top_ids)
+    np.testing.assert_array_equal(z["resid_norms"], d.resid_norms)
+    assert z["tokens"].tolist() == list(d.tokens) and int(z["layer"]) == 1 and int(z["head"]) == 3
+
+
+def test_capture_data_clamps_a_stale_choice(data):
+    cap, _, lm = data
+    d = export.capture_data(cap, layer=99, head=-1, k=2, decode=str)
+    assert (d.layer, d.head) == (cap.n_layers - 1, 0)
+
+
+LABELS = {k: k.upper() for k in ("title", "name", "date", "score", "lesson", "question", "answer", "result",
+                                  "expected", "right", "wrong", "unanswered")}
+
+
+def test_quiz_report_escapes_and_lists_every_question():
+    rows = [export.ReportRow("Attention", "Is <b>x</b> & y?", "<script>alert(1)</script>", False, "64"),
+            export.ReportRow("Block", "Why?", "2", True, "2"),
+            export.ReportRow("Block", "How?", "", None, "3")]
+    page = export.quiz_report(LABELS, rows, "1/3", "2026-12-03", "it")
+    assert "<script>" not in page and "&lt;script&gt;" in page and "Is &lt;b&gt;x&lt;/b&gt; &amp; y?" in page
+    assert page.count("<tr><td>") == 3
+    assert "RIGHT" in page and "WRONG" in page and "UNANSWERED" in page and "1/3" in page
+    assert "http" not in page  # self-contained: nothing to fetch when printed offline

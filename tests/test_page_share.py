@@ -1,0 +1,152 @@
+"""Share links and kept progress in the app (AppTest): every shared key is a widget of its kind,
+a link opens the same view, a forged link gives a notice and never a traceback, a bad progress
+file is refused with a notice."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from lib import i18n
+from lib import share_link as sl
+from tests.apptest import TIMEOUT, chart, label_prefix, page_text, start
+from ui import nav
+from ui.share import SHARED
+
+PATHS = {x.id: x.path for x in nav.LESSONS}
+
+
+def open_link(lesson: str, query: dict[str, str]) -> AppTest:
+    """A fresh session opening `query` on `lesson` (the first run lands on the default page)."""
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT)
+    at.query_params["lang"] = query.get("lang", "en")
+    at.run()
+    at.switch_page(PATHS[lesson])
+    at.query_params.update(query)
+    at.run()
+    return at
+
+
+def test_every_shared_key_is_a_widget_value_of_its_kind():
+    at = start("en")
+    for lesson in nav.LESSONS:
+        at.switch_page(lesson.path)
+        at.run()
+        assert not at.exception, (lesson.id, at.exception)
+        for name, p in SHARED[lesson.id].items():
+            assert p.key in at.session_state, (lesson.id, name)
+            value = at.session_state[p.key]
+            shown = sl.format_value(value, p.kind)
+            assert shown is not None, (lesson.id, name, value)
+            assert sl.parse_value(shown, p.kind) == value
+            assert not p.choices or value in p.choices
+
+
+def test_a_link_opens_the_same_attention_view():
+    at = start("en", PATHS["attention"], text="The quick brown fox jumps over the lazy dog.")
+    at.slider(key="attention.layer").set_value(3).run()
+    at.slider(key="attention.head").set_value(7).run()
+    assert not at.exception
+    query, too_long = sl.build("en", None, at.session_state["app.text"],
+                               {k: at.session_state[k] for k in ("attention.layer", "attention.head")},
+                               SHARED["attention"])
+    assert not too_long
+    other = open_link("attention", query)
+    assert not other.exception, other.exception
+    assert other.session_state["app.text"] == "The quick brown fox jumps over the lazy dog."
+    assert (other.session_state["attention.layer"], other.session_state["attention.head"]) == (3, 7)
+    assert chart(other, "attention.heatmap") == chart(at, "attention.heatmap")
+    assert set(other.query_params) == {"lang"}  # the link's parameters leave the address bar
+
+
+@pytest.mark.parametrize("lang", ["it", "en"])
+def test_a_forged_link_gives_a_notice_not_a_traceback(lang):
+    query = {"lang": lang, "layer": "9999", "head": "-4", "dh": "7", "block": "abc", "zoom": "3",
+             "text": "%%not-a-text", "model": "../../etc/passwd"}
+    at = open_link("attention", query)
+    assert not at.exception, at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    assert label_prefix(i18n.ui(lang)["share.ignored"]) in warnings
+    for name in ("block", "zoom", "text", "model"):
+        assert f"`{name}`" in warnings
+    # Well-formed but impossible values reach the widgets, which bring them back in range.
+    assert 0 <= at.session_state["attention.layer"] < 30 and 0 <= at.session_state["attention.head"] < 9
+    assert at.session_state["app.text"] == i18n.ui(lang)["text.example"]
+
+
+def test_forged_values_on_every_lesson_never_raise():
+    for lesson, spec in SHARED.items():
+        query = {"lang": "en"}
+        for name, p in spec.items():
+            query[name] = {"int": "999999", "float": "1e9", "bool": "0", "str": "zz", "strs": "zz"}[p.kind]
+        at = open_link(lesson, query)
+        assert not at.exception, (lesson, at.exception)
+
+
+def _upload_script(data: bytes):
+    """A session where a progress file `data` was just chosen (AppTest cannot upload a file)."""
+    def script(data: bytes):
+        import streamlit as st
+
+        from ui import persist
+
+        class Upload:
+            name = "progress.json"
+
+            def getvalue(self):
+                return data
+
+        st.session_state["app.progress_upload"] = Upload()
+        persist._on_upload()  # what Streamlit calls when a file is chosen
+        persist.notices()
+        st.write(persist.current())
+
+    at = AppTest.from_function(script, kwargs={"data": data}, default_timeout=TIMEOUT)
+    at.query_params["lang"] = "en"
+    return at.run()
+
+
+@pytest.mark.parametrize("data", [b"", b"not json", b'{"kind": "inside-transformer-progress", "v": 99}',
+                                  b"\xff\xfe\x00garbage"])
+def test_a_bad_progress_file_is_refused_with_a_notice(data):
+    at = _upload_script(data)
+    assert not at.exception, at.exception
+    assert label_prefix(i18n.ui("en")["progress.bad_file"]) in " ".join(e.value for e in at.error)
+    assert "quiz.results" not in at.session_state
+
+
+def test_a_progress_file_loads_back_with_its_verdicts():
+    from lib import progress_code as pc
+    from lib.quiz import load_bank
+
+    q = next(x for x in load_bank("en", "numbers") if x.id == "live_d_head")
+    p = pc.empty()
+    p["results"] = {"numbers": {"live_d_head": True}}
+    p["responses"] = {"numbers:live_d_head": str(int(q.answer))}
+    at = _upload_script(pc.to_file(p))
+    assert not at.exception, at.exception
+    assert at.session_state["quiz.results"] == {"numbers": {"live_d_head": True}}
+    assert at.session_state["quiz.numbers.live_d_head.grade"].correct
+    assert at.session_state["quiz.numbers.live_d_head.answer"] == "64"
+    assert label_prefix(i18n.ui("en")["progress.loaded"]) in " ".join(e.value for e in at.success)
+
+
+def test_every_figure_saves_in_the_chosen_format():
+    at = start("en")
+    charts = at.get("plotly_chart")
+    assert len(charts) >= 2
+    for c in charts:
+        options = json.loads(c.proto.config)["toImageButtonOptions"]
+        assert options["format"] == "png" and options["filename"]
+    at.session_state["app.image_format"] = "svg"
+    at.run()
+    assert not at.exception, at.exception
+    assert {json.loads(c.proto.config)["toImageButtonOptions"]["format"] for c in at.get("plotly_chart")} == {"svg"}
+
+
+def test_the_final_quiz_offers_its_report():
+    at = start("en", "pages/99_final_quiz.py")
+    keys = [getattr(b.proto, "id", "") for b in at.get("download_button")]
+    assert any(k.endswith("app.final_report") for k in keys), keys
