@@ -7,7 +7,6 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 import streamlit as st
 
 from lib.arithmetic import param_breakdown
-from lib.capture import DEFAULT_MAX_TOKENS
 from lib.models import DEFAULT_MODEL
 from ui import core, figures, lesson, nav, quiz_widget
 from ui.attention_view import bertviz
@@ -74,7 +73,7 @@ def glimpse() -> None:
     n = min(cap.n_tokens, BERTVIZ_MAX_TOKENS)
     if cap.n_tokens > n:
         st.caption(t("numbers.bertviz_cut", n=num(n), total=num(cap.n_tokens)))
-    view = bertviz(core.model_name(), cap.text, DEFAULT_MAX_TOKENS, "head", (layer,), n)  # cached
+    view = bertviz(core.model_name(), cap.text, core.cut(cap), "head", (layer,), n)  # cached
     if not view.offline:
         st.warning(t("bertviz.cdn"))
     st.iframe(view.html, height=max(360, 22 * n + 140))

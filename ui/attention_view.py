@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 
 from lib import attention as att
 from lib.bertviz_view import head_view_html, model_view_html
-from lib.capture import DEFAULT_MAX_TOKENS, Capture, max_tokens_for
+from lib.capture import Capture, max_tokens_for
 from lib.reference import REFERENCE_MODELS
 from ui.cache import get_capture, get_model
 from ui import core
@@ -90,7 +90,7 @@ def head_weights(cap: Capture, layer: int, head: int) -> np.ndarray:
     """[T, T] the model's own weights of one head (`cap.attention`, recomputed with the model's
     operations), kept per head: the heatmap, the pattern table and the check read it on every
     move of a slider. At most 32 heads (32 MB at 512 tokens)."""
-    return _head_weights(core.model_name(), cap.text, DEFAULT_MAX_TOKENS, layer, head)
+    return _head_weights(core.model_name(), cap.text, core.cut(cap), layer, head)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -395,7 +395,7 @@ def overview(cap: Capture, scores: dict[str, np.ndarray], layer: int, head: int)
 
     strongest = [[name(lay, hd) for hd in range(cap.n_heads)] for lay in range(cap.n_layers)]
     labels = {"x": t("attention.layer"), "y": t("attention.head"), "hover": t("attention.overview_hover")}
-    thumbs = first_tokens_attention(core.model_name(), cap.text, DEFAULT_MAX_TOKENS, n)
+    thumbs = first_tokens_attention(core.model_name(), cap.text, core.cut(cap), n)
     st.plotly_chart(overview_figure(thumbs, n, (layer, head), labels, strongest), key="attention.overview",
                     on_select=open_clicked_head, selection_mode="points", config={"displayModeBar": False})
 
@@ -588,7 +588,7 @@ def bertviz_section(model_name: str, cap: Capture, layer: int) -> None:
     with tabs[0]:
         n = min(cap.n_tokens, BERTVIZ_HEAD_TOKENS)
         st.caption(t("attention.bertviz.head_cap", layer=num(layer), n=num(n), total=num(cap.n_tokens)))
-        view = bertviz(model_name, cap.text, DEFAULT_MAX_TOKENS, "head", (layer,), n)
+        view = bertviz(model_name, cap.text, core.cut(cap), "head", (layer,), n)
         if not view.offline:
             st.warning(t("bertviz.cdn"))
         st.iframe(view.html, height=max(360, 22 * n + 140))
@@ -601,7 +601,7 @@ def bertviz_section(model_name: str, cap: Capture, layer: int) -> None:
                                 key="attention.bertviz_layers") or default
         n = min(cap.n_tokens, BERTVIZ_MODEL_TOKENS)
         st.caption(t("attention.bertviz.model_cap", n=num(n), total=num(cap.n_tokens), layers=num(len(chosen))))
-        view = bertviz(model_name, cap.text, DEFAULT_MAX_TOKENS, "model", tuple(sorted(chosen)), n)
+        view = bertviz(model_name, cap.text, core.cut(cap), "model", tuple(sorted(chosen)), n)
         if not view.offline:
             st.warning(t("bertviz.cdn"))
         st.iframe(view.html, height=140 * len(chosen) + 160)

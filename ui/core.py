@@ -133,6 +133,17 @@ class CaptureRef:
     def __setattr__(self, name: str, value) -> None:
         raise AttributeError("a capture is immutable")
 
+    @property
+    def cut(self) -> int:
+        """The token limit the capture was made with (the third part of its cache key)."""
+        return self._ref[2]
+
+
+def cut(cap) -> int:
+    """The token limit of the page's capture, for caches keyed like it (model, text, cut): a view
+    that recomputes from the capture must ask for the same one (Gemma reads 1,024 tokens, not 512)."""
+    return cap.cut if isinstance(cap, CaptureRef) else max_tokens_for(model())
+
 
 def capture(max_tokens: int | None = None) -> CaptureRef | None:
     """The capture of the learner's text on the current model, or None (with a prompt) if empty.
