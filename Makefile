@@ -24,10 +24,10 @@ bench: setup
 	$(PY) scripts/bench.py
 	$(PY) scripts/bench_memory.py
 
-# How many learners one server holds (K = 5, 10, 20, 30; about 15 minutes on 2 cores), then the
-# same flow through nginx in front of 1, 2 and 3 replicas: scripts/load_driver.py.
+# How many learners one server holds (K = 5, 10, 20, 30), at a stress pace (0.5-2 s between
+# inputs) and at a reading pace (5-15 s), then through nginx in front of 1, 2 and 3 replicas:
+# scripts/load_driver.py. About 40 minutes on 2 cores.
 load: setup-test
 	$(PY) scripts/load_driver.py
-	$(PY) scripts/load_driver.py --learners 10 --replicas 1 --nginx
-	$(PY) scripts/load_driver.py --learners 10 --replicas 2
-	$(PY) scripts/load_driver.py --learners 10 --replicas 3
+	$(PY) scripts/load_driver.py --think 5 15
+	for n in 1 2 3; do $(PY) scripts/load_driver.py --think 5 15 --learners 10 --replicas $$n --nginx; done

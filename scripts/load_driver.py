@@ -7,7 +7,8 @@ websocket session, doing a lesson's flow; per action the wait (p50/p95) and the 
 
 Each learner is a `tests.stclient.Learner`: it speaks Streamlit's own protocol, like the browser,
 without drawing (thirty Chromium tabs on a 2-core machine would measure Chromium, not the server).
-The flow, the same for every learner, with a think time of 0.5-2 s (seeded) between actions:
+The flow, the same for every learner, with a think time between actions (seeded; `--think 0.5 2`
+by default, a stress test: a learner who reads the lesson between inputs takes far longer):
 
     open   the lesson link the teacher shared (/attention?lang=it), as a fresh tab
     text   type their own sentence in the sidebar (a new capture: the model's forward pass)
@@ -182,7 +183,7 @@ class Outcome:
 
 
 async def learner_flow(url: str, n: int, word: str, others: list[str], lang: str, rng: random.Random,
-                       lessons: int, out: Outcome) -> None:
+                       lessons: int, out: Outcome, think_s: tuple[float, float] = (0.5, 2.0)) -> None:
     place = PLACES[n % len(PLACES)]
     text = (f"The {word} walked into the {place} and sat down. Everyone looked at the {word}, "
             f"and the {word} looked back, calm and curious.")
@@ -195,7 +196,7 @@ async def learner_flow(url: str, n: int, word: str, others: list[str], lang: str
         out.bytes_in += action.bytes_in
 
     async def think() -> None:
-        await asyncio.sleep(rng.uniform(0.5, 2.0))
+        await asyncio.sleep(rng.uniform(*think_s))
 
     cookie = await asyncio.to_thread(affinity_cookie, url, f"{first}?lang={lang}")
     async with Learner(url, first, f"lang={lang}", cookie=cookie) as me:
@@ -278,11 +279,12 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(rank, len(ordered)) - 1]
 
 
-async def one_round(url: str, k: int, lang: str, seed: int, lessons: int, offset: int) -> Outcome:
+async def one_round(url: str, k: int, lang: str, seed: int, lessons: int, offset: int,
+                    think_s: tuple[float, float] = (0.5, 2.0)) -> Outcome:
     out = Outcome()
     words = [WORDS[(offset + i) % len(WORDS)] for i in range(k)]
     rngs = [random.Random(seed * 1000 + i) for i in range(k)]
-    await asyncio.gather(*(learner_flow(url, offset + i, words[i], words, lang, rngs[i], lessons, out)
+    await asyncio.gather(*(learner_flow(url, offset + i, words[i], words, lang, rngs[i], lessons, out, think_s)
                            for i in range(k)))
     return out
 
@@ -296,6 +298,9 @@ def main() -> int:
     ap.add_argument("--lang", default="it")
     ap.add_argument("--lessons", type=int, default=3, choices=range(1, len(LESSONS) + 1))
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--think", type=float, nargs=2, default=[0.5, 2.0], metavar=("MIN", "MAX"),
+                    help="seconds a learner waits between actions (uniform, seeded); 0.5-2 is a "
+                         "stress test, a learner who reads the lesson takes 5-15 s or more")
     args = ap.parse_args()
 
     servers = Servers()
@@ -314,7 +319,7 @@ def main() -> int:
         offset = 0
         for k in args.learners:
             t0 = time.perf_counter()
-            out = asyncio.run(one_round(url, k, args.lang, args.seed + k, args.lessons, offset))
+            out = asyncio.run(one_round(url, k, args.lang, args.seed + k, args.lessons, offset, tuple(args.think)))
             offset += k
             elapsed = time.perf_counter() - t0
             mem = servers.memory_mb() if servers.pids else (float("nan"), float("nan"))
@@ -342,6 +347,7 @@ def main() -> int:
 
     front = f"{args.replicas} replica{'s' if args.replicas > 1 else ''}" + (" behind nginx" if servers.url and (args.replicas > 1 or args.nginx) else "")
     print(f"\n### Load driver: {front}, {os.cpu_count()} cores, lesson flow x{args.lessons}, "
+          f"think time {args.think[0]:g}-{args.think[1]:g} s, "
           f"goal p95 <= {GOAL_P95_S:.0f} s per action\n")
     print("| learners | action | n | p50 s | p95 s | max s | p95 goal |")
     print("|---:|---|---:|---:|---:|---:|---|")
