@@ -42,6 +42,9 @@ export default function ({ data, setTriggerValue }) {
   let kept = null;
   try { kept = window.localStorage.getItem(name); } catch (e) { kept = null; }
   if (typeof data.save === "string") {
+    // The browser has been heard: a mark the browser tests wait for before their first input,
+    // so that input does not race the session's one progress rerun.
+    document.documentElement.dataset.ittProgress = "ready";
     if (data.save !== kept) {
       try { window.localStorage.setItem(name, data.save); } catch (e) { /* full or forbidden */ }
     }

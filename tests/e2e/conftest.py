@@ -503,6 +503,13 @@ def goto(page, url: str, text: str | None = None, timeout: int = APP_TIMEOUT_MS)
     runs_of(page).reset()
     page.goto(url)
     wait_for_app(page, text, timeout)
+    # A new session of app.py asks the browser once for the progress it kept (ui/persist.py), and
+    # that answer reruns the script: wait for it, or the test's first input races that rerun
+    # (a lesson link clicked then was undone by it). The component marks the page when done.
+    if page.locator('[data-testid="stSidebarNav"]').count():
+        page.wait_for_function("document.documentElement.dataset.ittProgress === 'ready'",
+                               timeout=timeout)
+        settle(page, timeout)
 
 
 def save_screenshot(page, path: Path = DOCS_SCREENSHOT) -> Path:
