@@ -33,8 +33,8 @@ COPY scripts/setup.sh scripts/vendor_js.sh scripts/
 RUN bash scripts/setup.sh --run
 
 COPY . .
-# The built-in model, converted once (the running server only reads it).
-RUN .venv/bin/python -c "from lib.models import convert_gguf; print(convert_gguf())"
+# The built-in models (SmolLM2 and Gemma 3 270M), converted once (the running server only reads them).
+RUN .venv/bin/python -c "from lib.models import EMBEDDED_MODELS, convert_gguf; [print(convert_gguf(name=n)) for n in EMBEDDED_MODELS]"
 
 # --- run: the app, its virtualenv and the converted model ---------------------
 FROM python:3.11-slim-bookworm
