@@ -143,7 +143,7 @@ def test_dockerfile_builds_from_the_setup_script_and_runs_warm_as_non_root():
     assert len(stages) == 2
     build, run = stages
     assert "scripts/setup.sh" in build          # one source of truth with `make run`
-    assert "convert_gguf()" in build             # the model converted at build time
+    assert "convert_gguf(name=n)) for n in EMBEDDED_MODELS" in build  # every built-in model converted at build time
     assert re.search(r"^USER 10001:10001$", run, flags=re.M)
     assert HEALTH in run and "HEALTHCHECK" in run
     for name in SETTINGS:
