@@ -16,7 +16,7 @@ own attention weights) and returns its work as data, so a page can show every in
 - `flash_attention`: a numpy tiled online softmax that returns its work tile by tile and equals
   the naive result.
 
-Deliberately left out: batches, dropout, ALiBi and sliding-window masks, the KV cache during
+Deliberately left out: batches, dropout, ALiBi, the KV cache during
 generation (the kvcache lesson), GPU kernels (the flash version here shows the arithmetic of the
 algorithm, not its speed), and any streamlit call.
 """
@@ -463,14 +463,15 @@ class FlashRun:
 
 
 def flash_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_q: int = 16, block_k: int = 16,
-                    scale: float | None = None, causal: bool = True) -> FlashRun:
+                    scale: float | None = None, causal: bool = True, window: int | None = None) -> FlashRun:
     """Attention computed tile by tile with an online softmax, never holding the [T, T] matrix.
 
     For each block of query rows, walk the key blocks left to right, keeping per row a running
     maximum m, a running sum l of exp(s - m) and an accumulator acc of exp(s - m)·V. When a tile
     raises m, everything summed so far was measured against the old maximum, so l and acc are
     multiplied by exp(m_old - m_new) before adding the tile. At the end out = acc / l, exactly the
-    softmax(QKᵀ)·V of the naive way. Tiles entirely above the causal diagonal are skipped.
+    softmax(QKᵀ)·V of the naive way. Tiles entirely above the causal diagonal are skipped, and on a
+    local layer (`window`, as head_steps) so are tiles whose keys are all out of every row's window.
     Example: np.allclose(flash_attention(q, k, v, 4, 4).out, head_steps(q, k, v).out) -> True
     """
     q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
@@ -493,20 +494,30 @@ def flash_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_q: int = 
             if causal and k0 > q1 - 1:  # every key of the tile is after every query: nothing to see
                 skipped.append((qb, kb))
                 continue
+            if causal and window is not None and k1 - 1 <= q0 - window:  # all too far back for every row
+                skipped.append((qb, kb))
+                continue
             s = (q[q0:q1] @ k[k0:k1].T) * scale  # [Bq, Bk]
             if causal:
-                s = np.where(np.arange(k0, k1)[None, :] <= np.arange(q0, q1)[:, None], s, -np.inf)
+                kj, qi = np.arange(k0, k1)[None, :], np.arange(q0, q1)[:, None]
+                visible = kj <= qi
+                if window is not None:
+                    visible &= kj > qi - window
+                s = np.where(visible, s, -np.inf)
             m_new = np.maximum(m, s.max(-1))
-            # Key block 0 is never skipped and every row sees key 0, so m_new is finite from the
-            # first tile on; exp(-inf - finite) = 0 handles the rows' first tile cleanly.
-            rescale = np.exp(m - m_new)
-            p = np.exp(s - m_new[:, None])  # [Bq, Bk], 0 where masked
+            # Without a window every row sees key 0 in the first tile, so m_new is finite from then
+            # on. With one, a row may see nothing in a tile: its max stays -inf, and it is measured
+            # against 0 instead so that exp gives 0, not nan; exp(-inf - finite) = 0 as before.
+            ref = np.where(np.isfinite(m_new), m_new, 0.0)
+            rescale = np.where(np.isfinite(m), np.exp(m - ref), 0.0)
+            p = np.exp(s - ref[:, None])  # [Bq, Bk], 0 where masked
             l = l * rescale + p.sum(-1)
             acc = acc * rescale[:, None] + p @ v[k0:k1]
             m = m_new
+            partial = np.divide(acc, l[:, None], out=np.zeros_like(acc), where=l[:, None] > 0)
             steps.append(FlashStep(q_block=qb, k_block=kb, q0=q0, q1=q1, k0=k0, k1=k1, scores=s,
                                    row_max=m.copy(), row_sum=l.copy(), rescale=rescale,
-                                   partial=acc / l[:, None]))
+                                   partial=partial))
         out[q0:q1] = acc / l[:, None]
     naive, tiled = attention_memory(t, d_head, min(block_q, t), min(block_k, t), FLOAT_BYTES)
     return FlashRun(out=out, steps=tuple(steps), skipped=tuple(skipped), block_q=block_q, block_k=block_k,

@@ -337,6 +337,22 @@ def test_flash_equals_naive(t, bq, bk, causal):
         np.testing.assert_allclose(s.partial, run.out[s.q0:s.q1], atol=1e-12)
 
 
+@pytest.mark.parametrize("t,bq,bk,window", [(37, 5, 7, 4), (37, 8, 8, 8), (20, 4, 4, 1), (33, 16, 2, 10),
+                                            (12, 4, 4, 40)])
+def test_flash_with_a_sliding_window_equals_naive(t, bq, bk, window):
+    """A local layer (Gemma 3): keys more than window - 1 back are hidden; rows that see nothing in
+    a tile stay finite, and tiles wholly out of every row's window are skipped."""
+    rng = np.random.default_rng(t * 10 + window)
+    q, k, v = rng.standard_normal((3, t, 8)) * 3
+    run = flash_attention(q, k, v, bq, bk, window=window)
+    np.testing.assert_allclose(run.out, head_steps(q, k, v, window=window).out, atol=1e-12)
+    assert np.isfinite(run.out).all() and all(np.isfinite(s.partial).all() for s in run.steps)
+    n_qb, n_kb = -(-t // bq), -(-t // bk)
+    assert len(run.steps) + len(run.skipped) == n_qb * n_kb
+    if window < t - bq - bk:  # far tiles exist below the diagonal: skipped too
+        assert any(kb < qb * bq // bk for qb, kb in run.skipped)
+
+
 def test_flash_on_the_live_head_equals_the_models_output(captures):
     lm, cap = captures("real")
     steps = capture_head_steps(cap, 3, 4)

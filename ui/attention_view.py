@@ -78,7 +78,7 @@ def flash(model_name: str, text: str, max_tokens: int, layer: int, head: int, bl
     cap = _cap(model_name, text, max_tokens)
     scale = att.module_scale(get_model(model_name), layer)
     return att.flash_attention(cap.query(layer, head), cap.key(layer, head), cap.value(layer, head),
-                               block, block, scale=scale)
+                               block, block, scale=scale, window=cap.layer_window(layer))
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
