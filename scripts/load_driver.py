@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import shutil
@@ -51,8 +50,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "deploy" / "nginx"))
+sys.path.insert(0, str(REPO / "scripts"))
 
-from tests.stclient import Learner, StreamlitProtocolError  # noqa: E402
+from measure_rss import status_mb  # noqa: E402  (scripts/measure_rss.py)
+from tests.stclient import Learner, StreamlitProtocolError, heatmap_tokens  # noqa: E402
 
 GOAL_P95_S = 2.0
 LESSONS = [  # (url path, slider key, a value the slider goes to)
@@ -84,16 +85,6 @@ def healthy(url: str) -> bool:
             return r.status == 200
     except OSError:
         return False
-
-
-def rss_mb(pid: int) -> tuple[float, float]:
-    """(VmRSS, VmHWM) of a process in MB."""
-    vals = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            vals[key] = int(value.split()[0]) / 1024
-    return vals["VmRSS"], vals["VmHWM"]
 
 
 @dataclass
@@ -150,7 +141,8 @@ class Servers:
         """RSS now and the peak so far, summed over the replicas."""
         now = peak = 0.0
         for pid in self.pids:
-            r, h = rss_mb(pid)
+            mb = status_mb(pid)
+            r, h = mb["VmRSS"], mb["VmHWM"]
             now, peak = now + r, peak + h
         return now, peak
 
@@ -204,7 +196,7 @@ async def learner_flow(url: str, n: int, word: str, others: list[str], lang: str
             note(await me.open())
             await think()
             note(await me.set_text(text))
-            labels = heatmap_labels(me)
+            labels = heatmap_tokens(me)
             if f" {word}" not in labels:
                 out.failures.append(f"learner {n}: own word {word!r} not in the attention heatmap")
             strangers = sorted({o for o in others if o != word and f" {o}" in labels})
@@ -232,21 +224,6 @@ async def learner_flow(url: str, n: int, word: str, others: list[str], lang: str
             out.failures.append(f"learner {n}: {type(e).__name__}: {e}")
         for exc in me.exceptions:
             out.failures.append(f"learner {n}: exception box: {exc}")
-
-
-def heatmap_labels(me: Learner) -> set[str]:
-    """The attention heatmap's axis labels (the learner's tokens), as one string."""
-    try:
-        spec = json.loads(me.widget("attention.heatmap").proto.spec)
-    except (KeyError, ValueError):
-        return set()
-    labels = []
-    for axis in ("xaxis", "yaxis"):
-        labels += [str(t) for t in spec.get("layout", {}).get(axis, {}).get("ticktext", []) or []]
-    for trace in spec.get("data", []):
-        for key in ("x", "y"):
-            labels += [str(t) for t in trace.get(key, []) or []]
-    return {t.replace("\u2423", " ") for t in labels}  # the page shows a space as ␣
 
 
 def verdicts(me: Learner) -> int:

@@ -242,6 +242,24 @@ class Learner:
                                                 getattr(proto, "form_id", ""))
 
 
+def heatmap_tokens(me: Learner, key: str = "attention.heatmap") -> set[str]:
+    """The tokens a heatmap chart labels its axes with (spaces as the page writes them, ␣, undone);
+    empty if the chart is not on the page."""
+    import json
+
+    try:
+        spec = json.loads(me.widget(key).proto.spec)
+    except (KeyError, ValueError):
+        return set()
+    labels = []
+    for axis in ("xaxis", "yaxis"):
+        labels += [str(t) for t in spec.get("layout", {}).get(axis, {}).get("ticktext", []) or []]
+    for trace in spec.get("data", []):
+        for k in ("x", "y"):
+            labels += [str(t) for t in trace.get(k, []) or []]
+    return {t.replace("\u2423", " ") for t in labels}
+
+
 def _state_for(w: Widget, value: Any) -> WidgetState:
     """The WidgetState the browser sends for a widget of this kind holding `value`."""
     s = WidgetState(id=w.id)

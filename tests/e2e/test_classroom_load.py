@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 
 import pytest
 
 from lib import i18n
 from lib.capture import DEFAULT_MAX_TOKENS
-from tests.stclient import Learner
+from tests.stclient import Learner, heatmap_tokens
 
 pytestmark = pytest.mark.e2e
 
@@ -30,20 +29,9 @@ def _run(scenario) -> None:
         pool.submit(asyncio.run, scenario()).result()
 
 
-def _labels(me: Learner) -> set[str]:
-    """The attention heatmap's tick labels and axis values: the tokens drawn for this learner."""
-    spec = json.loads(me.widget("attention.heatmap").proto.spec)
-    out = []
-    for axis in ("xaxis", "yaxis"):
-        out += [str(t) for t in spec.get("layout", {}).get(axis, {}).get("ticktext", []) or []]
-    for trace in spec.get("data", []):
-        for key in ("x", "y"):
-            out += [str(t) for t in trace.get(key, []) or []]
-    return {t.replace("\u2423", " ") for t in out}  # the page shows a space as ␣
-
-
 def _sees_only_own(me: Learner, word: str, words: list[str]) -> None:
-    labels = _labels(me)
+    labels = heatmap_tokens(me)
+    assert labels, "no attention heatmap on the learner's page"
     assert f" {word}" in labels, f"{word!r} not among the learner's tokens: {sorted(labels)[:40]}"
     strangers = [w for w in words if w != word and f" {w}" in labels]
     assert not strangers, f"the learner with {word!r} sees other learners' tokens {strangers}"
