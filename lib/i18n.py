@@ -19,6 +19,7 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 
 LANGS: tuple[str, ...] = ("it", "en")
 DEFAULT_LANG: str = "en"
@@ -102,6 +103,21 @@ def ui(lang: str) -> dict[str, str]:
     """
     _check_lang(lang)
     return dict(_load_ui(lang))
+
+
+@lru_cache(maxsize=None)
+def _labels(lang: str) -> MappingProxyType:
+    return MappingProxyType(dict(_load_ui(lang)))
+
+
+def label(lang: str, key: str) -> str:
+    """One UI label (the key itself when unknown), read from a read-only mapping built once per
+    language: pages ask for hundreds of labels per run, and `ui()` copies the whole table.
+
+    Example: label("en", "language") -> "Language"
+    """
+    _check_lang(lang)
+    return _labels(lang).get(key, key)
 
 
 def parse_sections(text: str, source: str = "<text>") -> dict[str, str]:

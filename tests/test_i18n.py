@@ -241,3 +241,14 @@ def test_module_does_not_import_streamlit(module: str) -> None:
     imported |= {(node.module or "").split(".")[0] for node in ast.walk(tree)
                  if isinstance(node, ast.ImportFrom)}
     assert "streamlit" not in imported
+
+
+def test_label_reads_the_same_table_as_ui_and_cannot_be_altered() -> None:
+    for lang in i18n.LANGS:
+        table = i18n.ui(lang)
+        assert all(i18n.label(lang, key) == text for key, text in table.items())
+        assert i18n.label(lang, "no.such.label") == "no.such.label"
+    with pytest.raises(TypeError):
+        i18n._labels("en")["language"] = "changed"  # type: ignore[index]
+    with pytest.raises(ValueError):
+        i18n.label("xx", "language")

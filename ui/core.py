@@ -27,8 +27,7 @@ def lang() -> str:
 
 def t(key: str, **values) -> str:
     """The label `key` in the current language, with `{name}` placeholders filled."""
-    labels = i18n.ui(lang())
-    text = labels.get(key, key)
+    text = i18n.label(lang(), key)
     return i18n.fill(text, **{k: v for k, v in values.items()}) if values else text
 
 
