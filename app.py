@@ -5,7 +5,7 @@ Language, page config, the shared sidebar, the model, and st.navigation over the
 
 import streamlit as st
 
-from ui import core, export, nav, persist, share, sidebar
+from ui import cache, core, export, nav, persist, share, sidebar
 
 core.lang()
 # An emoji icon: a :material/...: one makes the browser fetch a font from the internet.
@@ -19,6 +19,7 @@ if loaded is None:
     st.stop()
 share.render(page)  # the link's notices and the sidebar's share button (issue 17)
 page.run()
+cache.freeze_after_first_run(page.url_path)  # keeps Streamlit's gc after each run cheap
 sidebar.progress()
 persist.render()  # progress kept in the browser, and as a file (issue 17)
 export.render()  # the figures' image format, the capture of the text as CSV or NPZ

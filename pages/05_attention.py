@@ -98,6 +98,7 @@ lesson.show(text, "gqa_table")
 
 st.header(t("attention.mask.header"))
 lesson.show(text, "mask")
+view.mask_kinds()
 if cap is not None:
     mask()
 

@@ -60,9 +60,47 @@ def test_page_shows_the_live_heads_in_both_languages(lang, real, example):
     keys = {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
     assert {"attention.heatmap", "attention.overview", "attention.gqa_chart", "attention.mask_chart",
             "attention.unmasked_chart", "attention.scaling_chart", "attention.cost_chart",
-            "attention.memory_chart", "attention.flash_chart", "attention.step.concat_chart"} <= keys
+            "attention.memory_chart", "attention.flash_chart"} <= keys
     assert any(s.value.startswith(prefix(labels["attention.gqa.shared"])) for s in at.success)
     assert "self_attn.o_proj" in body
+
+
+def test_formula_builds_only_the_open_tab_and_each_tab_opens(real, example):
+    """The formula's tabs track which one is open: a move builds that tab alone (issue 15)."""
+    from lib import attention as att
+
+    at = start("en", PAGE, text=i18n.ui("en")["text.example"])
+    labels = i18n.ui("en")
+    layer, head = at.slider(key="attention.layer").value, at.slider(key="attention.head").value
+    n = min(example.n_tokens, 6)  # STEP_TOKENS
+    rows = [f"{i}·{tok}" for i, tok in enumerate(example.tokens[:n])]
+
+    def step_tables() -> list:  # the formula's matrices: rows are the first tokens
+        return [df.value for df in at.dataframe if list(df.value.index) == rows]
+
+    def charts() -> set[str]:
+        return {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+
+    assert len(step_tables()) == 3 and "attention.step.concat_chart" not in charts()  # Q, K, V only
+    steps = att.capture_head_steps(example, layer, head, scale=att.module_scale(real, layer))
+    for step, matrix in (("softmax", steps.weights), ("scores", steps.scores)):
+        at.session_state["attention.step_tab"] = labels[f"attention.step.{step}"]
+        at.run()
+        assert not at.exception, at.exception
+        (table,) = step_tables()  # that tab's matrix alone, with the model's numbers
+        digits = 3 if step == "softmax" else 2
+        shown = table.to_numpy()
+        for i in range(n):
+            for j in range(n):
+                want = matrix[i, j]
+                assert shown[i, j] == ("−∞" if np.isneginf(want) else f"{round(float(want), digits):g}") or \
+                    abs(float(shown[i, j]) - want) <= 10 ** -digits, (step, i, j)
+    at.session_state["attention.step_tab"] = labels["attention.step.concat"]
+    at.run()
+    assert "attention.step.concat_chart" in charts()
+    bars = chart(at, "attention.step.concat_chart")["data"][0]
+    out = att.layer_output(real, example, layer)
+    np.testing.assert_allclose(arr(bars["y"]).astype(float), np.linalg.norm(out.per_head, axis=-1).mean(-1), rtol=1e-5)
 
 
 def test_overview_has_every_head_and_a_clickable_marker_each(real, example):

@@ -23,9 +23,10 @@ from lib.reference import REFERENCE_MODELS
 from ui.cache import get_capture, get_model
 from ui import core
 from ui.core import num, t
-from ui.figures import PALETTE
+from ui.figures import PALETTE, Spec
 
 HEATMAP_MAX_TOKENS = 64  # a [T, T] heatmap with more rows has unreadable token labels
+STEP_TABS = ("qkv", "scores", "scale", "mask", "softmax", "sum", "concat")  # the formula's steps, one tab each
 OVERVIEW_TOKENS = 16  # each of the L x H thumbnails shows the first tokens only
 STEP_TOKENS = 6  # the formula's matrices on screen: the first tokens...
 STEP_DIMS = 4  # ...and the first dimensions of Q, K, V
@@ -194,7 +195,14 @@ def head_figure(weights: np.ndarray, mask: np.ndarray, tokens, labels: dict[str,
     return fig
 
 
-def overview_figure(attn: np.ndarray, n: int, selected: tuple[int, int], labels: dict[str, str],
+def selection_frame(n: int, layer: int, head: int) -> dict:
+    """The frame drawn round the selected head's thumbnail in the overview."""
+    cell = n + 1
+    return dict(type="rect", x0=layer * cell - 1, x1=layer * cell + n, y0=head * cell - 1, y1=head * cell + n,
+                line=dict(color=PALETTE[3], width=3))
+
+
+def overview_figure(attn: np.ndarray, n: int, selected: tuple[int, int] | None, labels: dict[str, str],
                     strongest: list[list[str]]) -> go.Figure:
     """Every layer x head as one small heatmap, tiled into a single image (fast for 30 x 9).
 
@@ -203,7 +211,7 @@ def overview_figure(attn: np.ndarray, n: int, selected: tuple[int, int], labels:
     """
     n_layers, n_heads = attn.shape[:2]
     cell = n + 1  # one blank row/column between thumbnails
-    big = np.full((n_heads * cell, n_layers * cell), np.nan)
+    big = np.full((n_heads * cell, n_layers * cell), np.nan, dtype=np.float32)  # half the bytes of float64
     tri = np.tril(np.ones((n, n), dtype=bool))
     for layer in range(n_layers):
         for head in range(n_heads):
@@ -219,9 +227,8 @@ def overview_figure(attn: np.ndarray, n: int, selected: tuple[int, int], labels:
         text=[labels["hover"].format(layer=c[2], head=c[3], pattern=strongest[c[2]][c[3]]) for c in centers],
         hoverinfo="text", selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=1)),
         showlegend=False))
-    sl, sh = selected
-    fig.add_shape(type="rect", x0=sl * cell - 1, x1=sl * cell + n, y0=sh * cell - 1, y1=sh * cell + n,
-                  line=dict(color=PALETTE[3], width=3))
+    if selected is not None:
+        fig.add_shape(selection_frame(n, *selected))
     fig.update_xaxes(tickmode="array", tickvals=[layer * cell + (n - 1) / 2 for layer in range(n_layers)],
                      ticktext=[str(layer) for layer in range(n_layers)], title=labels["x"], showgrid=False,
                      zeroline=False, range=[-1.5, n_layers * cell])
@@ -389,15 +396,26 @@ def overview(cap: Capture, scores: dict[str, np.ndarray], layer: int, head: int)
     n = min(cap.n_tokens, OVERVIEW_TOKENS)
     if cap.n_tokens > n:
         st.caption(t("attention.overview_cut", n=num(n), total=num(cap.n_tokens)))
+    base = overview_base(core.model_name(), cap.text, core.cut(cap), n, core.lang(), scores)
+    # Only the frame round the selected head changes from one move to the next: the rest is built once.
+    spec = dict(base, layout=dict(base["layout"], shapes=[selection_frame(n, layer, head)]))
+    st.plotly_chart(Spec(spec), key="attention.overview", on_select=open_clicked_head, selection_mode="points",
+                    config={"displayModeBar": False})
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def overview_base(model_name: str, text: str, max_tokens: int, n: int, lang: str, _scores: dict) -> dict:
+    """The overview's plotly JSON without the selection frame, per capture and language (the scores
+    are those of the same capture, hence not part of the key)."""
     def name(layer_: int, head_: int) -> str:
-        best = att.strongest_pattern({k: float(v[layer_, head_]) for k, v in scores.items()})
+        best = att.strongest_pattern({k: float(v[layer_, head_]) for k, v in _scores.items()})
         return t(f"attention.pattern.{best}") if best else t("attention.pattern.mixed")
 
+    cap = _cap(model_name, text, max_tokens)
     strongest = [[name(lay, hd) for hd in range(cap.n_heads)] for lay in range(cap.n_layers)]
     labels = {"x": t("attention.layer"), "y": t("attention.head"), "hover": t("attention.overview_hover")}
-    thumbs = first_tokens_attention(core.model_name(), cap.text, core.cut(cap), n)
-    st.plotly_chart(overview_figure(thumbs, n, (layer, head), labels, strongest), key="attention.overview",
-                    on_select=open_clicked_head, selection_mode="points", config={"displayModeBar": False})
+    thumbs = first_tokens_attention(model_name, text, max_tokens, n)
+    return overview_figure(thumbs, n, None, labels, strongest).to_dict()
 
 
 def formula_steps(cap: Capture, steps: att.HeadSteps, out: att.LayerOutput, head: int) -> None:
@@ -412,33 +430,40 @@ def formula_steps(cap: Capture, steps: att.HeadSteps, out: att.LayerOutput, head
             m["…"] = "…"
         return m
 
-    tabs = st.tabs([t(f"attention.step.{s}") for s in ("qkv", "scores", "scale", "mask", "softmax", "sum", "concat")])
+    # Tabs that know which one is open: only that tab's table is built and sent (a head move used to
+    # rebuild all eight tables and the chart, most of the section's time); a click on a tab reruns
+    # this section alone.
+    tabs = st.tabs([t(f"attention.step.{s}") for s in STEP_TABS], key="attention.step_tab", on_change="rerun")
     dh, tt = steps.q.shape[1], cap.n_tokens
-    with tabs[0]:
-        st.caption(t("attention.step.qkv_shape", t=num(tt), dh=num(dh), kv=num(cap.kv_head(head))))
-        cols = st.columns(3)
-        for c, name, a in zip(cols, "QKV", (steps.q, steps.k, steps.v)):
-            c.markdown(f"**{name}**")
-            c.dataframe(qkv(a), key=f"attention.step.{name}")
+    if tabs[0].open:
+        with tabs[0]:
+            st.caption(t("attention.step.qkv_shape", t=num(tt), dh=num(dh), kv=num(cap.kv_head(head))))
+            cols = st.columns(3)
+            for c, name, a in zip(cols, "QKV", (steps.q, steps.k, steps.v)):
+                c.markdown(f"**{name}**")
+                c.dataframe(qkv(a), key=f"attention.step.{name}")
     for tab, (name, mat, digits) in zip(tabs[1:5], (("scores", steps.scores, 2), ("scale", steps.scaled, 2),
                                                      ("mask", steps.masked, 2), ("softmax", steps.weights, 3))):
-        with tab:
-            st.caption(t(f"attention.step.{name}_shape", t=num(tt), dh=num(dh), scale=num(steps.scale, 4),
-                         root=num(float(np.sqrt(dh)), 2)))
-            st.dataframe(matrix(mat[:n, :n], rows, rows, digits), key=f"attention.step.{name}")
-    with tabs[5]:
-        st.caption(t("attention.step.sum_shape", t=num(tt), dh=num(dh)))
-        st.dataframe(qkv(steps.out), key="attention.step.out")
-    with tabs[6]:
-        h = out.heads.shape[0]
-        st.caption(t("attention.step.concat_shape", t=num(tt), h=num(h), dh=num(dh), hd=num(h * dh),
-                     d=num(out.out.shape[1])))
-        share = np.linalg.norm(out.per_head, axis=-1).mean(-1)  # [H] average length of what each head writes
-        fig = go.Figure(go.Bar(x=[t("attention.head_n", h=i) for i in range(h)], y=share,
-                               marker_color=[PALETTE[3] if i == head else PALETTE[0] for i in range(h)]))
-        fig.update_layout(height=260, margin=dict(l=10, r=10, t=30, b=10), title=t("attention.step.concat_title"))
-        st.plotly_chart(fig, key="attention.step.concat_chart")
-        st.dataframe(matrix(out.out[:n, :d], rows, [f"d{j}" for j in range(d)]), key="attention.step.o")
+        if tab.open:
+            with tab:
+                st.caption(t(f"attention.step.{name}_shape", t=num(tt), dh=num(dh), scale=num(steps.scale, 4),
+                             root=num(float(np.sqrt(dh)), 2)))
+                st.dataframe(matrix(mat[:n, :n], rows, rows, digits), key=f"attention.step.{name}")
+    if tabs[5].open:
+        with tabs[5]:
+            st.caption(t("attention.step.sum_shape", t=num(tt), dh=num(dh)))
+            st.dataframe(qkv(steps.out), key="attention.step.out")
+    if tabs[6].open:
+        with tabs[6]:
+            h = out.heads.shape[0]
+            st.caption(t("attention.step.concat_shape", t=num(tt), h=num(h), dh=num(dh), hd=num(h * dh),
+                         d=num(out.out.shape[1])))
+            share = np.linalg.norm(out.per_head, axis=-1).mean(-1)  # [H] average length of what each head writes
+            fig = go.Figure(go.Bar(x=[t("attention.head_n", h=i) for i in range(h)], y=share,
+                                   marker_color=[PALETTE[3] if i == head else PALETTE[0] for i in range(h)]))
+            fig.update_layout(height=260, margin=dict(l=10, r=10, t=30, b=10), title=t("attention.step.concat_title"))
+            st.plotly_chart(fig, key="attention.step.concat_chart")
+            st.dataframe(matrix(out.out[:n, :d], rows, [f"d{j}" for j in range(d)]), key="attention.step.o")
 
 
 def check_against_model(cap: Capture, steps: att.HeadSteps, layer: int, head: int) -> None:
@@ -474,10 +499,19 @@ def gqa_section(info, cap: Capture | None, config: dict, live_name: str) -> None
     st.caption(t("attention.kv.caption", tokens=num(KV_TOKENS)))
 
 
-def mask_section(cap: Capture, scale: float, layer: int, head: int) -> None:
+def mask_kinds() -> None:
+    """The three kinds of mask (the same for every text and head: drawn outside the head's fragment)."""
+    st.plotly_chart(Spec(mask_spec(core.lang())), key="attention.mask_chart")
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def mask_spec(lang: str) -> dict:
     labels = {"causal": t("attention.mask.causal"), "none": t("attention.mask.none"), "cross": t("attention.mask.cross"),
               "x": t("attention.axis.key"), "x_cross": t("attention.mask.x_cross"), "y": t("attention.axis.query")}
-    st.plotly_chart(mask_figure(6, labels), key="attention.mask_chart")
+    return mask_figure(6, labels).to_dict()
+
+
+def mask_section(cap: Capture, scale: float, layer: int, head: int) -> None:
     if cap.n_tokens < 2:
         st.info(t("attention.unmasked.one_token"))
         return

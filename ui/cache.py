@@ -54,6 +54,24 @@ def _freeze_long_lived() -> None:
     gc.collect()
     gc.freeze()
 
+
+_first_runs: set[str] = set()
+_first_runs_lock = threading.Lock()
+
+
+def freeze_after_first_run(page: str) -> None:
+    """After a page's first run in this process, freeze its long-lived objects too (its modules,
+    plotly's validators, the lesson's cached results), as after a model load.
+
+    Once per page per process, so at most a dozen times: whatever of that run's session is alive
+    then and later becomes cyclic garbage is left to reference counting, a bounded amount.
+    """
+    with _first_runs_lock:
+        if page in _first_runs:
+            return
+        _first_runs.add(page)
+    _freeze_long_lived()
+
 SETTINGS = Settings.from_env()
 CAPTURES: ByteBudgetCache[Capture] = ByteBudgetCache(SETTINGS.capture_budget_bytes, lambda c: c.nbytes)
 
