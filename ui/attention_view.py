@@ -23,7 +23,7 @@ from lib.reference import REFERENCE_MODELS
 from ui.cache import get_capture, get_model
 from ui import core
 from ui.core import num, t
-from ui.figures import PALETTE, Spec
+from ui.figures import PALETTE, Spec, quick
 
 HEATMAP_MAX_TOKENS = 64  # a [T, T] heatmap with more rows has unreadable token labels
 STEP_TABS = ("qkv", "scores", "scale", "mask", "softmax", "sum", "concat")  # the formula's steps, one tab each
@@ -183,16 +183,15 @@ def head_figure(weights: np.ndarray, mask: np.ndarray, tokens, labels: dict[str,
     z = np.where(mask, weights, np.nan)
     hover = [[labels["hover"].format(q=names[i], i=i, k=names[j], j=j, w=f"{weights[i, j]:.3f}")
               if mask[i, j] else labels["hidden"] for j in range(n)] for i in range(n)]
-    fig = go.Figure(go.Heatmap(z=z, zmin=0, zmax=1, colorscale=COLORSCALE, text=hover, hoverinfo="text",
-                               colorbar=dict(title=labels["weight"], thickness=12), xgap=1, ygap=1))
     ticks = dict(tickmode="array", tickvals=list(range(n)), ticktext=names, tickfont=dict(size=10 if n > 24 else 12))
-    fig.update_xaxes(title=labels["x"], side="top", **ticks)
-    fig.update_yaxes(title=labels["y"], autorange="reversed", **ticks)
     side = height or min(800, max(340, 22 * n + 200))
     # The keys' labels sit on top, like a matrix: the title goes above them, clear of the ticks.
-    fig.update_layout(height=side, margin=dict(l=10, r=10, t=130, b=10),
-                      title=dict(text=labels.get("title"), y=0.99, yanchor="top", x=0.01))
-    return fig
+    return quick([dict(type="heatmap", z=z, zmin=0, zmax=1, colorscale=COLORSCALE, text=hover, hoverinfo="text",
+                       colorbar=dict(title=dict(text=labels["weight"]), thickness=12), xgap=1, ygap=1)],
+                 dict(xaxis=dict(title=dict(text=labels["x"]), side="top", **ticks),
+                      yaxis=dict(title=dict(text=labels["y"]), autorange="reversed", **ticks),
+                      height=side, margin=dict(l=10, r=10, t=130, b=10),
+                      title=dict(text=labels.get("title"), y=0.99, yanchor="top", x=0.01)))
 
 
 def selection_frame(n: int, layer: int, head: int) -> dict:
@@ -337,18 +336,18 @@ def flash_figure(run: att.FlashRun, step: int, n_tokens: int, labels: dict[str, 
     hover = [[names[int(state[i, j])] + f" · q {i * run.block_q}–{min(n_tokens, (i + 1) * run.block_q) - 1}"
               f" · k {j * run.block_k}–{min(n_tokens, (j + 1) * run.block_k) - 1}"
               for j in range(run.n_k_blocks)] for i in range(run.n_q_blocks)]
-    fig = go.Figure(go.Heatmap(z=state, zmin=0, zmax=4, colorscale=scale, showscale=False, xgap=2, ygap=2,
-                               text=hover, hoverinfo="text"))
     few = run.n_q_blocks <= 16
     q_ticks = [f"{i * run.block_q}–{min(n_tokens, (i + 1) * run.block_q) - 1}" for i in range(run.n_q_blocks)]
     k_ticks = [f"{j * run.block_k}–{min(n_tokens, (j + 1) * run.block_k) - 1}" for j in range(run.n_k_blocks)]
-    fig.update_yaxes(autorange="reversed", title=labels["y"], tickmode="array" if few else "auto",
-                     tickvals=list(range(run.n_q_blocks)) if few else None, ticktext=q_ticks if few else None)
-    fig.update_xaxes(title=labels["x"], side="top", tickmode="array" if few else "auto",
-                     tickvals=list(range(run.n_k_blocks)) if few else None, ticktext=k_ticks if few else None)
+    yaxis = dict(autorange="reversed", title=dict(text=labels["y"]), tickmode="array" if few else "auto")
+    xaxis = dict(title=dict(text=labels["x"]), side="top", tickmode="array" if few else "auto")
+    if few:
+        yaxis.update(tickvals=list(range(run.n_q_blocks)), ticktext=q_ticks)
+        xaxis.update(tickvals=list(range(run.n_k_blocks)), ticktext=k_ticks)
     side = min(560, max(280, 22 * run.n_q_blocks + 140))
-    fig.update_layout(height=side, margin=dict(l=10, r=10, t=70, b=10), plot_bgcolor="#ffffff")
-    return fig
+    return quick([dict(type="heatmap", z=state, zmin=0, zmax=4, colorscale=scale, showscale=False, xgap=2, ygap=2,
+                       text=hover, hoverinfo="text")],
+                 dict(xaxis=xaxis, yaxis=yaxis, height=side, margin=dict(l=10, r=10, t=70, b=10), plot_bgcolor="#ffffff"))
 
 
 # --------------------------------------------------------------------------- page sections
