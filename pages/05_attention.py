@@ -40,10 +40,15 @@ def live() -> None:
         view.describe(cap, scores, layer, head)
         lesson.show(text, "patterns")
 
+
+@st.fragment(key="attention.overview_section")
+def overview() -> None:
+    """Every head at once: the same for any selected head, so no slider reruns it (redrawing its
+    thousands of cells took a fifth of a head move in the browser); a click opens a head above."""
     st.subheader(t("attention.overview.header"))
     lesson.show(text, "overview", n_layers=num(cap.n_layers), n_heads=num(cap.n_heads),
                 n_all=num(cap.n_layers * cap.n_heads))
-    view.overview(cap, scores, layer, head)
+    view.overview(cap, view.patterns(core.model_name(), cap.text, DEFAULT_MAX_TOKENS))
 
 
 @st.fragment(key="attention.bertviz")
@@ -80,6 +85,7 @@ def flash() -> None:
 
 if cap is not None:
     live()
+    overview()
     bertviz()
 
 st.header(t("attention.formula.header"))

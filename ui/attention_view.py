@@ -194,14 +194,7 @@ def head_figure(weights: np.ndarray, mask: np.ndarray, tokens, labels: dict[str,
                       title=dict(text=labels.get("title"), y=0.99, yanchor="top", x=0.01)))
 
 
-def selection_frame(n: int, layer: int, head: int) -> dict:
-    """The frame drawn round the selected head's thumbnail in the overview."""
-    cell = n + 1
-    return dict(type="rect", x0=layer * cell - 1, x1=layer * cell + n, y0=head * cell - 1, y1=head * cell + n,
-                line=dict(color=PALETTE[3], width=3))
-
-
-def overview_figure(attn: np.ndarray, n: int, selected: tuple[int, int] | None, labels: dict[str, str],
+def overview_figure(attn: np.ndarray, n: int, labels: dict[str, str],
                     strongest: list[list[str]]) -> go.Figure:
     """Every layer x head as one small heatmap, tiled into a single image (fast for 30 x 9).
 
@@ -226,8 +219,6 @@ def overview_figure(attn: np.ndarray, n: int, selected: tuple[int, int] | None, 
         text=[labels["hover"].format(layer=c[2], head=c[3], pattern=strongest[c[2]][c[3]]) for c in centers],
         hoverinfo="text", selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=1)),
         showlegend=False))
-    if selected is not None:
-        fig.add_shape(selection_frame(n, *selected))
     fig.update_xaxes(tickmode="array", tickvals=[layer * cell + (n - 1) / 2 for layer in range(n_layers)],
                      ticktext=[str(layer) for layer in range(n_layers)], title=labels["x"], showgrid=False,
                      zeroline=False, range=[-1.5, n_layers * cell])
@@ -391,21 +382,19 @@ def describe(cap: Capture, scores: dict[str, np.ndarray], layer: int, head: int)
                  hide_index=True, key="attention.patterns")
 
 
-def overview(cap: Capture, scores: dict[str, np.ndarray], layer: int, head: int) -> None:
+def overview(cap: Capture, scores: dict[str, np.ndarray]) -> None:
     n = min(cap.n_tokens, OVERVIEW_TOKENS)
     if cap.n_tokens > n:
         st.caption(t("attention.overview_cut", n=num(n), total=num(cap.n_tokens)))
-    base = overview_base(core.model_name(), cap.text, core.cut(cap), n, core.lang(), scores)
-    # Only the frame round the selected head changes from one move to the next: the rest is built once.
-    spec = dict(base, layout=dict(base["layout"], shapes=[selection_frame(n, layer, head)]))
+    spec = overview_spec(core.model_name(), cap.text, core.cut(cap), n, core.lang(), scores)
     st.plotly_chart(Spec(spec), key="attention.overview", on_select=open_clicked_head, selection_mode="points",
                     config={"displayModeBar": False})
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def overview_base(model_name: str, text: str, max_tokens: int, n: int, lang: str, _scores: dict) -> dict:
-    """The overview's plotly JSON without the selection frame, per capture and language (the scores
-    are those of the same capture, hence not part of the key)."""
+def overview_spec(model_name: str, text: str, max_tokens: int, n: int, lang: str, _scores: dict) -> dict:
+    """The overview's plotly JSON, built once per capture and language (the scores are those of the
+    same capture, hence not part of the key)."""
     def name(layer_: int, head_: int) -> str:
         best = att.strongest_pattern({k: float(v[layer_, head_]) for k, v in _scores.items()})
         return t(f"attention.pattern.{best}") if best else t("attention.pattern.mixed")
@@ -414,7 +403,7 @@ def overview_base(model_name: str, text: str, max_tokens: int, n: int, lang: str
     strongest = [[name(lay, hd) for hd in range(cap.n_heads)] for lay in range(cap.n_layers)]
     labels = {"x": t("attention.layer"), "y": t("attention.head"), "hover": t("attention.overview_hover")}
     thumbs = first_tokens_attention(model_name, text, max_tokens, n)
-    return overview_figure(thumbs, n, None, labels, strongest).to_dict()
+    return overview_figure(thumbs, n, labels, strongest).to_dict()
 
 
 def formula_steps(cap: Capture, steps: att.HeadSteps, out: att.LayerOutput, head: int) -> None:
