@@ -25,8 +25,8 @@ from lib.models import LoadedModel
 from lib.reference import REFERENCE_MODELS
 from lib.tokens import readable_tokens
 from ui.cache import get_capture, get_model
-from ui.core import num, t
-from ui.figures import PALETTE
+from ui.core import lang as core_lang, num, t
+from ui.figures import PALETTE, Spec
 
 LENS_WINDOW = 24  # positions the lens reads (the end of the text): 31 × 24 × 49152 logits
 LENS_TOP_K = 5
@@ -382,9 +382,10 @@ def dff_table(lm: LoadedModel) -> tuple[pd.DataFrame, dict[str, blk.DffArithmeti
 # --------------------------------------------------------------------------- the logit lens
 
 
-def lens_heatmap(lens: Lens, words: list[list[str]], tokens: list[str], layer: int, labels: dict[str, str]) -> go.Figure:
+def lens_heatmap(lens: Lens, words: list[list[str]], tokens: list[str], labels: dict[str, str]) -> go.Figure:
     """Rows: layers (0 = embeddings). Columns: positions. Cell: the lens's top token, coloured by
-    its probability; the selected layer is framed."""
+    its probability. The same for every selected layer: the layer slider leaves it as it is (a
+    redraw of its hundreds of labelled cells was most of a layer move in the browser)."""
     probs = lens.top_probs[:, :, 0]
     n_rows, p = probs.shape
     hover = [[labels["hover"].format(layer=l, token=esc(tokens[i]), top=esc(words[l][i]), p=num(float(probs[l, i]), 3))
@@ -394,7 +395,6 @@ def lens_heatmap(lens: Lens, words: list[list[str]], tokens: list[str], layer: i
                                text=[[esc(short(w)) for w in row] for row in words],
                                texttemplate="%{text}", textfont=dict(size=10), customdata=hover,
                                hovertemplate="%{customdata}<extra></extra>", colorbar=dict(title=labels["color"])))
-    fig.add_shape(type="rect", x0=-0.5, x1=p - 0.5, y0=layer - 0.5, y1=layer + 0.5, line=dict(color="#E45756", width=3))
     fig.update_layout(height=max(360, 20 * n_rows + 140), margin=dict(l=10, r=10, t=30, b=10), title=labels["title"],
                       xaxis=dict(title=labels["x"], tickvals=list(range(p)), ticktext=[esc(short(s)) for s in tokens]),
                       yaxis=dict(title=labels["y"], dtick=1 if n_rows <= 40 else None))
@@ -418,6 +418,17 @@ def lens_curve(lens: Lens, i: int, layer: int, labels: dict[str, str]) -> go.Fig
     return fig
 
 
+@st.cache_resource(max_entries=8, show_spinner=False)
+def lens_heatmap_spec(model_name: str, text: str, max_tokens: int, lang: str) -> dict:
+    """The lens grid's plotly JSON, built once per text and language."""
+    lens, cap = get_lens(model_name, text, max_tokens), get_capture(model_name, text, max_tokens)
+    words = [list(token_strings(model_name, tuple(int(x) for x in lens.top_ids[l, :, 0])))
+             for l in range(lens.n_layers + 1)]
+    labels = {"hover": t("block.lens.hover"), "color": t("block.lens.color"), "x": t("block.resid.x"),
+              "y": t("block.resid.y"), "title": t("block.lens.title")}
+    return lens_heatmap(lens, words, [cap.tokens[int(i)] for i in lens.positions], labels).to_dict()
+
+
 @st.fragment
 def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_tokens: int) -> None:
     L = lm.info.n_layers
@@ -430,9 +441,7 @@ def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_t
     words = [list(token_strings(model_name, tuple(int(x) for x in lens.top_ids[l, :, 0]))) for l in range(L + 1)]
     finals = list(token_strings(model_name, tuple(int(x) for x in lens.final_ids)))
     inputs = [cap.tokens[i] for i in pos]
-    labels = {"hover": t("block.lens.hover"), "color": t("block.lens.color"), "x": t("block.resid.x"),
-              "y": t("block.resid.y"), "title": t("block.lens.title")}
-    st.plotly_chart(lens_heatmap(lens, words, inputs, layer, labels), key="block.lens_heatmap")
+    st.plotly_chart(Spec(lens_heatmap_spec(model_name, text, max_tokens, core_lang())), key="block.lens_heatmap")
     clamp_state("block.lens_pos", 0, len(pos) - 1, len(pos) - 1)
     i = st.selectbox(t("block.lens.position"), options=range(len(pos)), key="block.lens_pos",
                      format_func=lambda j: token_label(cap, pos[j]) if 0 <= j < len(pos) else str(j))
