@@ -30,14 +30,23 @@ lesson.show(text, "formula", model_name=name, n_layers=num(info.n_layers), n_kv_
 
 st.header(t("kvcache.calc.header"))
 lesson.show(text, "calculator")
-choice = view.calculator(lm.config, name, info.n_params)
 
-st.header(t("kvcache.variants.header"))
-lesson.show(text, "variants")
-rows = {v.kind: v for v in view.variants_section(choice.tokens, choice.cache_dtype, choice.card_gb)}
-lesson.show(text, "variants_after", tokens=num(choice.tokens), mha=view.size(rows["mha"].bytes),
-            gqa=view.size(rows["gqa"].bytes), mla=view.size(rows["mla"].bytes),
-            sliding=view.size(rows["sliding"].bytes), hybrid=view.size(rows["hybrid"].bytes))
+
+@st.fragment(key="kvcache.calc")
+def calc() -> None:
+    """The calculator and the variants at its context: its widgets rerun this section and the three
+    below that price its choice (view.PRICED_SECTIONS), not the whole page."""
+    choice = view.calculator(lm.config, name, info.n_params)
+    st.session_state[view.CHOICE_KEY] = choice
+    st.header(t("kvcache.variants.header"))
+    lesson.show(text, "variants")
+    rows = {v.kind: v for v in view.variants_section(choice.tokens, choice.cache_dtype, choice.card_gb)}
+    lesson.show(text, "variants_after", tokens=num(choice.tokens), mha=view.size(rows["mha"].bytes),
+                gqa=view.size(rows["gqa"].bytes), mla=view.size(rows["mla"].bytes),
+                sliding=view.size(rows["sliding"].bytes), hybrid=view.size(rows["hybrid"].bytes))
+
+
+calc()
 
 st.header(t("kvcache.fact.header"))
 lesson.show(text, "fact_check")
@@ -57,19 +66,37 @@ st.header(t("kvcache.params.header"))
 lesson.show(text, "params")
 view.params_section(lm, name)
 
-label, cfg, n_params = choice.priced()
-st.header(t("kvcache.train.header"))
-lesson.show(text, "training", model=label)
-view.training_section(n_params, label)
 
-st.header(t("kvcache.serve.header"))
-lesson.show(text, "serving")
-view.serving_section(cfg, n_params, choice.tokens, choice.cache_dtype, choice.weight_dtype)
-lesson.show(text, "batching")
 
-st.header(t("kvcache.moe.header"))
-lesson.show(text, "moe")
-view.moe_table(n_params, label)
+@st.fragment(key="kvcache.train")
+def train() -> None:
+    label, _, n_params = view.current_choice().priced()
+    st.header(t("kvcache.train.header"))
+    lesson.show(text, "training", model=label)
+    view.training_section(n_params, label)
+
+
+@st.fragment(key="kvcache.serve")
+def serve() -> None:
+    choice = view.current_choice()
+    _, cfg, n_params = choice.priced()
+    st.header(t("kvcache.serve.header"))
+    lesson.show(text, "serving")
+    view.serving_section(cfg, n_params, choice.tokens, choice.cache_dtype, choice.weight_dtype)
+    lesson.show(text, "batching")
+
+
+@st.fragment(key="kvcache.moe")
+def moe() -> None:
+    label, _, n_params = view.current_choice().priced()
+    st.header(t("kvcache.moe.header"))
+    lesson.show(text, "moe")
+    view.moe_table(n_params, label)
+
+
+train()
+serve()
+moe()
 
 differs_view.kvcache_section(lm)  # Gemma: the hybrid local/global cache, measured
 

@@ -81,20 +81,37 @@ def number(key: str, label: str, default: float, lo: float, hi: float, integer: 
     full = f"kvcache.{key}"
     st.session_state.setdefault(full, default)
     raw = st.number_input(label, key=full, step=step if step is not None else (1 if integer else None),
-                          format=None if integer else "%g")
+                          format=None if integer else "%g", on_change=rerun_priced)
     c = K.clamp(raw, lo, hi, integer=integer)
     if c.changed:
         st.warning(t("kvcache.clamped", what=label, given=str(raw), used=num(c.value)))
     return c.value
 
 
+# The page's fragments that use the calculator's choice: a calculator widget reruns these alone,
+# not the measured cache, the timings, the parameter count, the prose nor the quiz.
+PRICED_SECTIONS = ("kvcache.calc", "kvcache.train", "kvcache.serve", "kvcache.moe")
+CHOICE_KEY = "kvcache.choice"
+
+
+def rerun_priced() -> None:
+    """Callback of every calculator widget: rerun the sections that read its choice."""
+    st.rerun(list(PRICED_SECTIONS))
+
+
 def _pick_context() -> None:
     st.session_state["kvcache.context"] = st.session_state["kvcache.context_pick"]
+    rerun_priced()
+
+
+def current_choice() -> "Choice | None":
+    """The calculator's last choice (set by its section, which runs before the sections reading it)."""
+    return st.session_state.get(CHOICE_KEY)
 
 
 def _custom_config() -> dict | None:
     """The learner's own numbers, or a pasted config.json; None (with a message) if unusable."""
-    pasted = st.text_area(t("kvcache.custom.json"), key="kvcache.custom_json", height=90,
+    pasted = st.text_area(t("kvcache.custom.json"), key="kvcache.custom_json", height=90, on_change=rerun_priced,
                           placeholder='{"num_hidden_layers": 32, "num_attention_heads": 32, ...}')
     if pasted.strip():
         try:
@@ -163,7 +180,8 @@ def calculator(live_config: dict, live_name: str, live_params: int) -> Choice:
     """The calculator's widgets and results: weights, cache per token, per user, in total, users per card."""
     # Labels computed now, not in the callback: format_func may run outside the script (AppTest).
     names = {k: preset_label(k, live_name) for k in PRESETS}
-    key = st.selectbox(t("kvcache.preset"), PRESETS, key="kvcache.preset", format_func=names.__getitem__)
+    key = st.selectbox(t("kvcache.preset"), PRESETS, key="kvcache.preset", format_func=names.__getitem__,
+                       on_change=rerun_priced)
     cfg = _custom_config() if key == "custom" else preset_config(key, live_config)
     st.session_state.setdefault("kvcache.context_pick", 8192)
     ticks = {n: "1M" if n == 2**20 else f"{num(n // 1024)}K" if n % 1024 == 0 else num(n) for n in CONTEXTS}
@@ -175,9 +193,9 @@ def calculator(live_config: dict, live_name: str, live_params: int) -> Choice:
         users = number("users", t("kvcache.users"), 10, 1, 100_000)
     with c2:
         cache_dtype = st.segmented_control(t("kvcache.cache_dtype"), list(A.CACHE_DTYPES), default="bf16",
-                                           key="kvcache.cache_dtype") or "bf16"
+                                           key="kvcache.cache_dtype", on_change=rerun_priced) or "bf16"
         weight_dtype = st.segmented_control(t("kvcache.weight_dtype"), list(A.WEIGHT_DTYPES), default="bf16",
-                                            key="kvcache.weight_dtype") or "bf16"
+                                            key="kvcache.weight_dtype", on_change=rerun_priced) or "bf16"
     with c3:
         card_gb = number("card_gb", t("kvcache.card_gb"), 80.0, 1.0, 100_000.0, integer=False, step=8.0)
     label = live_name if key == "live" else preset_label(key, live_name)
