@@ -129,6 +129,29 @@ def test_at_most_one_hub_model_resident(monkeypatch, tiny_llama, tiny_gpt2):
     assert all(k[0] != "hub/a" for k in cache.CAPTURES.keys())  # its captures left with it
 
 
+def test_a_hub_model_let_go_is_freed_even_in_a_reference_cycle(monkeypatch):
+    """Models are frozen out of the cycle collector after loading (Streamlit's gc after each run
+    stays cheap); one let go must still be collected, cycles included."""
+    import gc
+    import weakref
+
+    import ui.cache as cache
+
+    class Model:  # a stand-in holding a reference cycle, as module graphs can
+        def __init__(self) -> None:
+            self.me = self
+
+    monkeypatch.setattr(cache, "_models", {})
+    monkeypatch.setattr(cache, "CAPTURES", ByteBudgetCache(10**9, lambda c: c.nbytes))
+    monkeypatch.setattr(cache, "load_model", lambda name, settings=None: Model())
+    first = weakref.ref(cache.get_model("hub/a"))
+    assert gc.get_freeze_count() > 0 and first() is not None
+    cache.get_model("hub/b")
+    gc.collect()
+    assert first() is None
+    assert gc.get_freeze_count() > 0  # what is still alive is frozen again
+
+
 @pytest.mark.parametrize("lang", ["en", "it"])
 def test_page_says_the_server_does_not_load_hub_models(monkeypatch, lang):
     import ui.cache as cache

@@ -97,12 +97,16 @@ def get_model(name: str) -> LoadedModel:
             if name in _models:
                 return _models[name]
         loaded = load_model(name, settings=SETTINGS)
+        dropped = False
         with _models_lock:
             if not is_embedded(name):
                 for other in [n for n in _models if not is_embedded(n)]:
                     del _models[other]
                     CAPTURES.discard(lambda key, other=other: key[0] == other)
+                    dropped = True
             _models[name] = loaded
+        if dropped:
+            gc.unfreeze()  # the model let go was frozen with the rest: give its cycles back to the collector
         _freeze_long_lived()
         return loaded
 
