@@ -16,7 +16,7 @@ wait, not the script's time. It prints a markdown table with PASS/MISS against i
 (widget <= 300 ms p95, switch first screen <= 1.5 s and settled <= 3 s, open <= 5 s). A
 benchmark, not a test: numbers vary with the machine's load; run it on a quiet machine.
 
-Run: .venv/bin/python scripts/bench_ui.py [--lessons attention,block] [--moves 10] [--quick]
+Run: .venv/bin/python scripts/bench_ui.py [--lessons attention,block] [--moves 10] [--sweep]
 """
 
 from __future__ import annotations
@@ -118,8 +118,13 @@ def shown(slider) -> str:
     return slider.evaluate("e => `${e.getAttribute('aria-valuetext')}|${e.getAttribute('aria-valuenow')}`")
 
 
-def move(page, w: Widget, moves: int, counter: Bytes) -> None:
-    """Move the widget one step `moves` times, timing each from the key press to settled."""
+def move(page, w: Widget, moves: int, counter: Bytes, sweep: bool = False) -> None:
+    """Move the widget one step `moves` times, timing each from the key press to settled.
+
+    By default the moves alternate (right, left, right...) between two neighbouring values, so
+    results cached per value are found from the third move on; with `sweep` the widget keeps going
+    the same way until its end, then turns back: mostly values not shown before (a learner
+    stepping through the heads, each one new)."""
     box = page.locator(f".st-key-{w.key.replace('.', '-')}")
     if box.count() == 0:
         w.note = "not on the page"
@@ -146,7 +151,8 @@ def move(page, w: Widget, moves: int, counter: Bytes) -> None:
         until_settled(page)
         w.ms.append((time.perf_counter() - t0) * 1000)
         w.bytes.append(counter.total - before_bytes)
-        key = "ArrowLeft" if key == "ArrowRight" else "ArrowRight"
+        if not sweep:
+            key = "ArrowLeft" if key == "ArrowRight" else "ArrowRight"
     if len(w.ms) < moves:
         w.note = f"{len(w.ms)} of {moves} moves"
 
@@ -174,6 +180,8 @@ def main() -> None:
     parser.add_argument("--moves", type=int, default=10, help="moves per widget (>= 10 for a p95)")
     parser.add_argument("--widgets", default="", help="comma-separated widget keys (default: all of the lessons')")
     parser.add_argument("--no-warm", action="store_true", help="skip the warm-up visit of every lesson")
+    parser.add_argument("--sweep", action="store_true",
+                        help="move each widget the same way until its end (new values), not back and forth")
     args = parser.parse_args()
     lessons = [x for x in args.lessons.split(",") if x]
     unknown = [x for x in lessons if x not in LESSONS]
@@ -224,7 +232,7 @@ def main() -> None:
                 if chosen and key not in chosen:
                     continue
                 w = Widget(lesson, key)
-                move(page, w, args.moves, counter)
+                move(page, w, args.moves, counter, sweep=args.sweep)
                 widgets.append(w)
                 print(f"  {key}: " + (", ".join(f"{x:.0f}" for x in w.ms) or w.note), file=sys.stderr)
         if "numbers" in lessons:
@@ -233,7 +241,8 @@ def main() -> None:
 
     total_s = time.perf_counter() - started
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"\nUI benchmark: Chromium, one learner, warm server, default text, {args.moves} moves per widget; "
+    print(f"\nUI benchmark: Chromium, one learner, warm server, default text, {args.moves} moves per widget "
+          f"({'sweeping to new values' if args.sweep else 'back and forth'}); "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, run took {total_s:.0f} s; "
           f"load average at the end {load} on {os.cpu_count()} cores (above the core count, other work "
           f"shared the machine and every time here is inflated)\n")
