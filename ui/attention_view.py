@@ -527,12 +527,19 @@ def scaling_section(d_head: int) -> None:
     cols[1].metric(t("attention.scaling.var_scaled"), num(demo.var_scaled, 2))
     cols[2].metric(t("attention.scaling.max_raw"), f"{num(round(100 * demo.max_raw))}%")
     cols[3].metric(t("attention.scaling.max_scaled"), f"{num(round(100 * demo.max_scaled))}%")
-    labels = {"spread": t("attention.scaling.spread"), "row": t("attention.scaling.row"), "raw": t("attention.scaling.raw"),
-              "scaled": t("attention.scaling.scaled"), "key": t("attention.scaling.key")}
-    st.plotly_chart(scaling_figure(demo, labels), key="attention.scaling_chart")
+    st.plotly_chart(Spec(scaling_spec(int(dh), core.lang())), key="attention.scaling_chart")
     keys = len(demo.weights_raw)
     st.caption(t("attention.scaling.seed", n=num(len(demo.raw)), seed=num(demo.seed), rows=num(len(demo.raw) // keys),
                  keys=num(keys)))
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def scaling_spec(dh: int, lang: str) -> dict:
+    """The scaling demo's figure for one Dh (a seeded draw: the same every time), built once per
+    value and language: the Dh slider's few states are each drawn once."""
+    labels = {"spread": t("attention.scaling.spread"), "row": t("attention.scaling.row"), "raw": t("attention.scaling.raw"),
+              "scaled": t("attention.scaling.scaled"), "key": t("attention.scaling.key")}
+    return scaling_figure(scaling(dh, 0), labels).to_dict()
 
 
 def cost_section(info, n_tokens: int | None, live_name: str) -> None:

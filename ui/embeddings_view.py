@@ -20,7 +20,7 @@ from lib.tokens import readable_tokens
 from ui.cache import get_capture, get_model
 from ui.core import model_name as current_model_name
 from ui.core import num, t
-from ui.figures import PALETTE
+from ui.figures import PALETTE, colorscale, quick
 
 ROWS_MAX_TOKENS = 32  # rows drawn in the table heatmap
 SENTENCE_MAX_TOKENS = 64  # example sentences are short; longer ones are cut, with a notice
@@ -83,11 +83,10 @@ def _labels_unique(names: list[str]) -> list[str]:
 def rows_figure(rows: np.ndarray, tokens: list[str], labels: dict[str, str]) -> go.Figure:
     """Heatmap of table rows [T, n]: one line per token, one column per dimension."""
     names = _labels_unique([f"{i} {tok}" for i, tok in enumerate(tokens)])
-    fig = go.Figure(go.Heatmap(z=rows, x=list(range(rows.shape[1])), y=names, colorscale="RdBu", zmid=0,
-                               hovertemplate=labels["hover"] + "<extra></extra>"))
-    fig.update_layout(xaxis_title=labels["x"], height=max(260, 22 * len(names) + 110),
-                      margin=dict(l=10, r=10, t=30, b=10), yaxis=dict(autorange="reversed", type="category"))
-    return fig
+    return quick([dict(type="heatmap", z=rows, x=list(range(rows.shape[1])), y=names, colorscale=colorscale("RdBu"),
+                       zmid=0, hovertemplate=labels["hover"] + "<extra></extra>")],
+                 dict(xaxis=dict(title=dict(text=labels["x"])), height=max(260, 22 * len(names) + 110),
+                      margin=dict(l=10, r=10, t=30, b=10), yaxis=dict(autorange="reversed", type="category")))
 
 
 def cosine_figure(matrix: np.ndarray, names: list[str], labels: dict[str, str]) -> go.Figure:
@@ -135,13 +134,13 @@ def pca_figure(proj: emb.Projection, names: list[str], is_word: list[bool], labe
 
 def depth_figure(cos: np.ndarray, depth: int, labels: dict[str, str]) -> go.Figure:
     """Cosine of the same word in two sentences at every depth; the chosen depth is marked."""
-    fig = go.Figure(go.Scatter(x=list(range(len(cos))), y=cos, mode="lines+markers", line=dict(color=PALETTE[0]),
-                               hovertemplate=labels["hover"] + "<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[depth], y=[cos[depth]], mode="markers", marker=dict(size=16, color=PALETTE[1]),
-                             hoverinfo="skip"))
-    fig.update_layout(xaxis_title=labels["x"], yaxis_title=labels["y"], height=320, showlegend=False,
-                      margin=dict(l=10, r=10, t=30, b=10), yaxis=dict(range=[min(0.0, float(cos.min()) - 0.05), 1.02]))
-    return fig
+    return quick([dict(type="scatter", x=list(range(len(cos))), y=cos, mode="lines+markers", line=dict(color=PALETTE[0]),
+                       hovertemplate=labels["hover"] + "<extra></extra>"),
+                  dict(type="scatter", x=[depth], y=[float(cos[depth])], mode="markers",
+                       marker=dict(size=16, color=PALETTE[1]), hoverinfo="skip")],
+                 dict(xaxis=dict(title=dict(text=labels["x"])), height=320, showlegend=False,
+                      margin=dict(l=10, r=10, t=30, b=10),
+                      yaxis=dict(title=dict(text=labels["y"]), range=[min(0.0, float(cos.min()) - 0.05), 1.02])))
 
 
 # ---------------------------------------------------------------------------- sections
