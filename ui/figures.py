@@ -45,6 +45,11 @@ def colorscale(name: str) -> list[list]:
     return [[v, c] for v, c in _named_scale(name)]
 
 
+def vline(x: float, line: dict) -> dict:
+    """A vertical line across the plot at x, as plotly's `add_vline` draws it (for `quick` figures)."""
+    return dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain", line=line)
+
+
 PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D"]
 
 

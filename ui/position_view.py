@@ -20,7 +20,7 @@ from lib.tokens import readable_tokens
 from ui import lesson
 from ui.cache import get_model
 from ui.core import num, t
-from ui.figures import PALETTE
+from ui.figures import PALETTE, colorscale, quick, vline
 
 TRAIL = 40  # positions drawn behind the current one on the pair's circle
 WINDOW = 256  # positions in the angle heatmap (no striding: it would alias the fast pairs)
@@ -161,25 +161,25 @@ def angle_figure(theta: np.ndarray, m: int, context: int, labels: dict[str, str]
     lo = min(max(0, m - WINDOW // 2), max(0, context - WINDOW))
     pos = np.arange(lo, min(lo + WINDOW, context))
     z = (np.outer(theta, pos)) % (2 * np.pi)  # [Dh/2, window]
-    fig = go.Figure(go.Heatmap(z=z, x=pos, y=np.arange(len(theta)), colorscale="Twilight", zmin=0, zmax=2 * np.pi,
-                               colorbar=dict(title=dict(text=labels["colorbar"])),
-                               hovertemplate=labels["hover"] + "<extra></extra>"))
-    fig.add_vline(x=m, line=dict(color=PALETTE[3], width=2))
-    fig.update_layout(title=labels["title"], xaxis_title=labels["x"], yaxis_title=labels["y"], height=380,
-                      margin=dict(l=10, r=10, t=50, b=10))
-    return fig
+    return quick([dict(type="heatmap", z=z, x=pos, y=np.arange(len(theta)), colorscale=colorscale("Twilight"), zmin=0,
+                       zmax=2 * np.pi, colorbar=dict(title=dict(text=labels["colorbar"])),
+                       hovertemplate=labels["hover"] + "<extra></extra>")],
+                 dict(title=dict(text=labels["title"]), xaxis=dict(title=dict(text=labels["x"])),
+                      yaxis=dict(title=dict(text=labels["y"])), height=380, margin=dict(l=10, r=10, t=50, b=10),
+                      shapes=[vline(m, dict(color=PALETTE[3], width=2))]))
 
 
 def distance_figure(distances: np.ndarray, curves: dict[str, np.ndarray], mark: int | None,
                     labels: dict[str, str]) -> go.Figure:
     """One line per curve of a score against the distance n − m; an optional vertical mark."""
-    fig = go.Figure([go.Scatter(x=distances, y=y, mode="lines", name=name, line=dict(color=PALETTE[i % len(PALETTE)]))
-                     for i, (name, y) in enumerate(curves.items())])
+    traces = [dict(type="scatter", x=distances, y=y, mode="lines", name=name, line=dict(color=PALETTE[i % len(PALETTE)]))
+              for i, (name, y) in enumerate(curves.items())]
+    layout = dict(title=dict(text=labels["title"]), xaxis=dict(title=dict(text=labels["x"])),
+                  yaxis=dict(title=dict(text=labels["y"])), height=340, margin=dict(l=10, r=10, t=50, b=10),
+                  legend=dict(orientation="h", y=-0.25))
     if mark is not None:
-        fig.add_vline(x=mark, line=dict(color=PALETTE[3], dash="dash"))
-    fig.update_layout(title=labels["title"], xaxis_title=labels["x"], yaxis_title=labels["y"], height=340,
-                      margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.25))
-    return fig
+        layout["shapes"] = [vline(mark, dict(color=PALETTE[3], dash="dash"))]
+    return quick(traces, layout)
 
 
 # ---------------------------------------------------------------- figures: the live model
@@ -192,19 +192,19 @@ def pair_plane_figure(before: np.ndarray, after: np.ndarray, tokens, labels: dic
         seg_x += [a, c, None]
         seg_y += [b, d, None]
     pos = np.arange(len(names))
-    fig = go.Figure([
-        go.Scatter(x=seg_x, y=seg_y, mode="lines", line=dict(color="#bbb", width=1), hoverinfo="skip", showlegend=False),
-        go.Scatter(x=before[:, 0], y=before[:, 1], mode="markers", name=labels["before"], text=names, hoverinfo="text",
-                   marker=dict(symbol="circle-open", size=9, color=pos, colorscale="Viridis")),
-        go.Scatter(x=after[:, 0], y=after[:, 1], mode="markers", name=labels["after"], text=names, hoverinfo="text",
-                   marker=dict(size=9, color=pos, colorscale="Viridis", colorbar=dict(title=dict(text=labels["position"])))),
-    ])
     lim = float(np.abs(np.concatenate([before, after])).max()) * 1.1 or 1.0
-    fig.update_layout(title=labels["title"], height=440, margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(range=[-lim, lim], title=labels["x"], zeroline=True),
-                      yaxis=dict(range=[-lim, lim], title=labels["y"], scaleanchor="x", zeroline=True),
-                      legend=dict(orientation="h", y=-0.2))
-    return fig
+    return quick([
+        dict(type="scatter", x=seg_x, y=seg_y, mode="lines", line=dict(color="#bbb", width=1), hoverinfo="skip",
+             showlegend=False),
+        dict(type="scatter", x=before[:, 0], y=before[:, 1], mode="markers", name=labels["before"], text=names,
+             hoverinfo="text", marker=dict(symbol="circle-open", size=9, color=pos, colorscale=colorscale("Viridis"))),
+        dict(type="scatter", x=after[:, 0], y=after[:, 1], mode="markers", name=labels["after"], text=names,
+             hoverinfo="text", marker=dict(size=9, color=pos, colorscale=colorscale("Viridis"),
+                                           colorbar=dict(title=dict(text=labels["position"])))),
+    ], dict(title=dict(text=labels["title"]), height=440, margin=dict(l=10, r=10, t=50, b=10),
+            xaxis=dict(range=[-lim, lim], title=dict(text=labels["x"]), zeroline=True),
+            yaxis=dict(range=[-lim, lim], title=dict(text=labels["y"]), scaleanchor="x", zeroline=True),
+            legend=dict(orientation="h", y=-0.2)))
 
 
 def before_after_heatmaps(before: np.ndarray, after: np.ndarray, tokens, labels: dict[str, str]) -> go.Figure:
