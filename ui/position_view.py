@@ -160,7 +160,7 @@ def angle_figure(theta: np.ndarray, m: int, context: int, labels: dict[str, str]
     """Heatmap of the angle m·θ_i (mod 2π) for every pair over a window of positions around m."""
     lo = min(max(0, m - WINDOW // 2), max(0, context - WINDOW))
     pos = np.arange(lo, min(lo + WINDOW, context))
-    z = (np.outer(theta, pos)) % (2 * np.pi)  # [Dh/2, window]
+    z = ((np.outer(theta, pos)) % (2 * np.pi)).astype(np.float32)  # [Dh/2, window]; float32: half the bytes
     return quick([dict(type="heatmap", z=z, x=pos, y=np.arange(len(theta)), colorscale=colorscale("Twilight"), zmin=0,
                        zmax=2 * np.pi, colorbar=dict(title=dict(text=labels["colorbar"])),
                        hovertemplate=labels["hover"] + "<extra></extra>")],
@@ -211,18 +211,25 @@ def before_after_heatmaps(before: np.ndarray, after: np.ndarray, tokens, labels:
     """Three heatmaps [T, Dh] on one colour scale: the vectors before RoPE, after, and the change."""
     names = token_labels(tokens)
     lim = float(np.abs(np.concatenate([before, after])).max()) or 1.0
-    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.02,
-                        subplot_titles=[labels["before"], labels["after"], labels["change"]])
     change = after - before
+    # Three panels side by side sharing the rows (the layout make_subplots(1, 3, shared_yaxes=True,
+    # horizontal_spacing=0.02) writes, spelled out: this figure is redrawn at every slider move).
     # The change gets its own scale: it is small where pairs turn slowly, and its pattern is the point.
+    domains = ((0.0, 0.32), (0.34, 0.66), (0.68, 1.0))
+    traces, layout = [], dict(title=dict(text=labels["title"]), height=min(700, 160 + 14 * len(names)),
+                              margin=dict(l=10, r=10, t=70, b=10), annotations=[])
     for col, z, top in ((1, before, lim), (2, after, lim), (3, change, float(np.abs(change).max()) or 1.0)):
-        fig.add_trace(go.Heatmap(z=z, y=names, colorscale="RdBu", zmid=0, zmin=-top, zmax=top, showscale=col == 2,
-                                 hovertemplate=labels["hover"] + "<extra></extra>"), 1, col)
-    fig.update_yaxes(autorange="reversed", showticklabels=False)
-    fig.update_yaxes(showticklabels=len(names) <= 60, col=1)
-    fig.update_xaxes(title_text=labels["x"])
-    fig.update_layout(title=labels["title"], height=min(700, 160 + 14 * len(names)), margin=dict(l=10, r=10, t=70, b=10))
-    return fig
+        suffix = "" if col == 1 else str(col)
+        traces.append(dict(type="heatmap", z=z, y=names, colorscale=colorscale("RdBu"), zmid=0, zmin=-top, zmax=top,
+                           showscale=col == 2, hovertemplate=labels["hover"] + "<extra></extra>",
+                           xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
+        layout[f"xaxis{suffix}"] = dict(anchor=f"y{suffix}", domain=list(domains[col - 1]), title=dict(text=labels["x"]))
+        layout[f"yaxis{suffix}"] = dict(anchor=f"x{suffix}", domain=[0.0, 1.0], autorange="reversed",
+                                        showticklabels=col == 1 and len(names) <= 60, **({} if col == 1 else {"matches": "y"}))
+        layout["annotations"].append(dict(font=dict(size=16), showarrow=False, xanchor="center", xref="paper",
+                                          x=sum(domains[col - 1]) / 2, y=1.0, yanchor="bottom", yref="paper",
+                                          text=labels[("before", "after", "change")[col - 1]]))
+    return quick(traces, layout)
 
 
 def learned_figures(table: np.ndarray, labels: dict[str, str]) -> tuple[go.Figure, go.Figure]:
