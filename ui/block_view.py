@@ -26,7 +26,7 @@ from lib.reference import REFERENCE_MODELS
 from lib.tokens import readable_tokens
 from ui.cache import get_capture, get_model
 from ui.core import lang as core_lang, num, t
-from ui.figures import PALETTE, Spec
+from ui.figures import PALETTE, Spec, colorscale, quick, subplot_layout, vline
 
 LENS_WINDOW = 24  # positions the lens reads (the end of the text): 31 × 24 × 49152 logits
 LENS_TOP_K = 5
@@ -201,17 +201,16 @@ def render_diagram(lm: LoadedModel, n_tokens: int) -> None:
 
 def norm_figure(steps: blk.NormSteps, labels: dict[str, str]) -> go.Figure:
     dim = np.arange(steps.x.shape[0])
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.07,
-                        subplot_titles=(labels["x"], labels["g"], labels["out"]))
-    fig.add_trace(go.Scatter(x=dim, y=steps.x, mode="lines", name="x", showlegend=False, line=dict(color=PALETTE[0])), 1, 1)
-    fig.add_trace(go.Scatter(x=dim, y=steps.weight, mode="lines", name="g", showlegend=False,
-                             line=dict(color=PALETTE[2])), 2, 1)
-    fig.add_trace(go.Scatter(x=dim, y=steps.rms_out, mode="lines", name=labels["rms"], line=dict(color=PALETTE[1])), 3, 1)
-    fig.add_trace(go.Scatter(x=dim, y=steps.layer_out, mode="lines", name=labels["layer"],
-                             line=dict(color=PALETTE[3], dash="dot")), 3, 1)
-    fig.update_layout(height=520, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.08))
-    fig.update_xaxes(title_text=labels["dim"], row=3, col=1)
-    return fig
+    layout = subplot_layout((labels["x"], labels["g"], labels["out"]), rows=3, cols=1, shared_xaxes=True,
+                            vertical_spacing=0.07)
+    layout["xaxis3"]["title"] = dict(text=labels["dim"])
+    layout.update(height=520, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.08))
+    line = lambda y, row, color, **kw: dict(type="scatter", x=dim, y=y, mode="lines", line=dict(color=color, **kw),  # noqa: E731
+                                            xaxis="x" if row == 1 else f"x{row}", yaxis="y" if row == 1 else f"y{row}")
+    return quick([dict(line(steps.x, 1, PALETTE[0]), name="x", showlegend=False),
+                  dict(line(steps.weight, 2, PALETTE[2]), name="g", showlegend=False),
+                  dict(line(steps.rms_out, 3, PALETTE[1]), name=labels["rms"]),
+                  dict(line(steps.layer_out, 3, PALETTE[3], dash="dot"), name=labels["layer"])], layout)
 
 
 @st.fragment
@@ -332,13 +331,12 @@ def neuron_heatmap(product: np.ndarray, neurons: list[blk.Neuron], tokens: list[
     cols = [n.index for n in neurons]
     z = product[:, cols]  # [T, k]
     top = float(np.abs(z).max()) or 1.0
-    fig = go.Figure(go.Heatmap(z=z, x=[f"#{c}" for c in cols], y=list(range(len(tokens))), zmin=-top, zmax=top,
-                               colorscale="RdBu", reversescale=True, colorbar=dict(title=labels["color"])))
-    fig.update_layout(height=max(300, 18 * len(tokens) + 120), margin=dict(l=10, r=10, t=30, b=10),
+    return quick([dict(type="heatmap", z=z, x=[f"#{c}" for c in cols], y=list(range(len(tokens))), zmin=-top, zmax=top,
+                       colorscale=colorscale("RdBu"), reversescale=True, colorbar=dict(title=dict(text=labels["color"])))],
+                 dict(height=max(300, 18 * len(tokens) + 120), margin=dict(l=10, r=10, t=30, b=10),
                       yaxis=dict(autorange="reversed", tickvals=list(range(len(tokens))),
-                                 ticktext=[esc(short(s)) for s in tokens], title=labels["y"]),
-                      xaxis=dict(title=labels["x"], type="category"), title=labels["title"])
-    return fig
+                                 ticktext=[esc(short(s)) for s in tokens], title=dict(text=labels["y"])),
+                      xaxis=dict(title=dict(text=labels["x"]), type="category"), title=dict(text=labels["title"])))
 
 
 @st.fragment
@@ -403,19 +401,18 @@ def lens_heatmap(lens: Lens, words: list[list[str]], tokens: list[str], labels: 
 
 def lens_curve(lens: Lens, i: int, layer: int, labels: dict[str, str]) -> go.Figure:
     layers = list(range(lens.n_layers + 1))
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(go.Scatter(x=layers, y=lens.final_prob[:, i], mode="lines+markers", name=labels["prob"],
-                             line=dict(color=PALETTE[0])), secondary_y=False)
-    fig.add_trace(go.Scatter(x=layers, y=lens.final_rank[:, i] + 1, mode="lines", name=labels["rank"],
-                             line=dict(color=PALETTE[1], dash="dot")), secondary_y=True)
-    fig.add_vline(x=layer, line=dict(color="#E45756", width=2))
-    fig.update_layout(height=340, margin=dict(l=10, r=10, t=40, b=10), title=labels["title"], xaxis_title=labels["x"],
-                      legend=dict(orientation="h", y=-0.25))
-    fig.update_yaxes(title_text=labels["prob"], range=[0, 1], secondary_y=False)
     top = math.log10(max(10.0, float(lens.final_rank[:, i].max()) + 1))
+    layout = subplot_layout(specs=[[{"secondary_y": True}]])
+    layout["xaxis"]["title"] = dict(text=labels["x"])
+    layout["yaxis"].update(title=dict(text=labels["prob"]), range=[0, 1])
     # Rank 1 at the top, a log scale (ranks run from 1 to tens of thousands), ticks at 1, 10, 100...
-    fig.update_yaxes(title_text=labels["rank"], type="log", range=[top + 0.05, -0.05], dtick=1, secondary_y=True)
-    return fig
+    layout["yaxis2"].update(title=dict(text=labels["rank"]), type="log", range=[top + 0.05, -0.05], dtick=1)
+    layout.update(height=340, margin=dict(l=10, r=10, t=40, b=10), title=dict(text=labels["title"]),
+                  legend=dict(orientation="h", y=-0.25), shapes=[vline(layer, dict(color="#E45756", width=2))])
+    return quick([dict(type="scatter", x=layers, y=lens.final_prob[:, i], mode="lines+markers", name=labels["prob"],
+                       line=dict(color=PALETTE[0]), xaxis="x", yaxis="y"),
+                  dict(type="scatter", x=layers, y=lens.final_rank[:, i] + 1, mode="lines", name=labels["rank"],
+                       line=dict(color=PALETTE[1], dash="dot"), xaxis="x", yaxis="y2")], layout)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)

@@ -6,6 +6,7 @@ Labels come in already translated, so the same builder serves both languages.
 from __future__ import annotations
 
 import functools
+import json
 
 import numpy as np
 import plotly.graph_objects as go
@@ -43,6 +44,27 @@ def colorscale(name: str) -> list[list]:
     """A named plotly.py colour scale as its list of stops, for `quick` figures (plotly.js knows other
     scales by some of the same names: "RdBu" runs the other way there)."""
     return [[v, c] for v, c in _named_scale(name)]
+
+
+@functools.lru_cache(maxsize=32)
+def _subplot_layout(args: str) -> str:
+    from plotly.subplots import make_subplots
+
+    kw = json.loads(args)
+    layout = make_subplots(**kw).to_dict()["layout"]
+    layout.pop("template", None)
+    return json.dumps(layout)
+
+
+def subplot_layout(titles: tuple[str, ...] = (), **kw) -> dict:
+    """The layout `make_subplots(**kw, subplot_titles=titles)` writes (axes, domains, title notes),
+    computed once per shape and copied, for `quick` figures redrawn at each move."""
+    args = dict(kw, subplot_titles=[f"\x00{i}" for i in range(len(titles))] if titles else None)
+    layout = json.loads(_subplot_layout(json.dumps(args, sort_keys=True)))
+    for note in layout.get("annotations", []):
+        if note.get("text", "").startswith("\x00"):
+            note["text"] = titles[int(note["text"][1:])]
+    return layout
 
 
 def vline(x: float, line: dict) -> dict:
