@@ -23,7 +23,7 @@ from lib.sampling import Draw, FilterSteps, entropy
 from lib.tokens import readable_tokens
 from ui.cache import get_capture, get_model
 from ui.core import num, t
-from ui.figures import PALETTE
+from ui.figures import PALETTE, quick
 
 TOP_CHART = 20  # candidates drawn in the distribution chart
 MAX_NEW = 50
@@ -120,25 +120,30 @@ def distribution_figure(steps: FilterSteps, tokens: list[str], labels: dict[str,
     x = list(range(n))
     hover = [fill(labels["hover"], token=plotly_text(tok), id=str(int(i)), model=pct(steps.model[i]),
                   final=pct(steps.final[i])) for tok, i in zip(tokens, ids)]
-    fig = go.Figure()
-    fig.add_bar(x=x, y=steps.model[ids], name=labels["model"], marker_color=GREY, hovertext=hover, hoverinfo="text")
-    fig.add_bar(x=x, y=steps.final[ids], name=labels["final"], marker_color=PALETTE[0], hovertext=hover,
-                hoverinfo="text")
+    traces = [dict(type="bar", x=x, y=steps.model[ids], name=labels["model"], marker=dict(color=GREY), hovertext=hover,
+                   hoverinfo="text"),
+              dict(type="bar", x=x, y=steps.final[ids], name=labels["final"], marker=dict(color=PALETTE[0]),
+                   hovertext=hover, hoverinfo="text")]
+    shapes, notes = [], []
     if not steps.greedy:
-        fig.add_scatter(x=x, y=steps.cumulative[:n], name=labels["cumulative"], mode="lines+markers",
-                        line=dict(color=PALETTE[1]), hoverinfo="skip")
-        if steps.top_p < 1.0:
-            fig.add_hline(y=steps.top_p, line_dash="dash", line_color=PALETTE[3],
-                          annotation_text=labels["cut"], annotation_position="top left")
+        traces.append(dict(type="scatter", x=x, y=steps.cumulative[:n], name=labels["cumulative"], mode="lines+markers",
+                           line=dict(color=PALETTE[1]), hoverinfo="skip"))
+        if steps.top_p < 1.0:  # what add_hline(annotation_position="top left") writes
+            shapes.append(dict(type="line", x0=0, x1=1, xref="x domain", y0=steps.top_p, y1=steps.top_p, yref="y",
+                               line=dict(color=PALETTE[3], dash="dash")))
+            notes.append(dict(showarrow=False, text=labels["cut"], x=0, xanchor="left", xref="x domain", y=steps.top_p,
+                              yanchor="bottom", yref="y"))
     if drawn is not None and drawn in set(int(i) for i in ids):
         at = int(np.flatnonzero(ids == drawn)[0])
-        fig.add_annotation(x=at, y=float(steps.final[drawn]), text=labels["drawn"], showarrow=True, arrowhead=2,
-                           ay=-40, font=dict(color=PALETTE[3]))
-    fig.update_layout(title=labels["title"], barmode="group", height=420, margin=dict(l=10, r=10, t=50, b=10),
-                      yaxis=dict(title=labels["y"], range=[0, 1.05]), legend=dict(orientation="h", y=-0.35),
-                      xaxis=dict(title=labels["x"], tickvals=x, ticktext=[plotly_text(s) for s in tokens],
-                                 tickangle=-45))
-    return fig
+        notes.append(dict(x=at, y=float(steps.final[drawn]), text=labels["drawn"], showarrow=True, arrowhead=2, ay=-40,
+                          font=dict(color=PALETTE[3])))
+    # Built as plain plotly JSON (ui.figures.quick): the temperature and top-p sliders redraw it at each move.
+    return quick(traces, dict(title=dict(text=labels["title"]), barmode="group", height=420,
+                              margin=dict(l=10, r=10, t=50, b=10), shapes=shapes, annotations=notes,
+                              yaxis=dict(title=dict(text=labels["y"]), range=[0, 1.05]),
+                              legend=dict(orientation="h", y=-0.35),
+                              xaxis=dict(title=dict(text=labels["x"]), tickvals=x,
+                                         ticktext=[plotly_text(s) for s in tokens], tickangle=-45)))
 
 
 def metrics(steps: FilterSteps, tokens: list[str], n_chart: int) -> None:
