@@ -11,6 +11,7 @@ from lib import rope
 from ui import core, differs_view, lesson, nav, quiz_widget
 from ui import position_view as view
 from ui.core import num, t
+from ui.live_chart import live_chart
 
 text = lesson.sections("position")
 lm = core.model()
@@ -101,17 +102,17 @@ if info.positional == "rope":
         before = cap.q_pre[layer, head] if which == "q" else cap.k_pre[layer, kv]
         after = cap.query(layer, head) if which == "q" else cap.key(layer, head)
         vector = names[which]
-        st.plotly_chart(view.pair_plane_figure(rope.pair_points(before, live_pair), rope.pair_points(after, live_pair),
+        live_chart(view.pair_plane_figure(rope.pair_points(before, live_pair), rope.pair_points(after, live_pair),
                                                cap.tokens, view.labels("position.plane", "title", "before", "after", "x",
                                                                        "y", "position", vector=vector, pair=num(live_pair),
                                                                        i=live_pair, j=live_pair + n_pairs)),
                         key="position.plane_chart")
-        st.plotly_chart(view.before_after_heatmaps(before, after, cap.tokens, view.labels(
+        live_chart(view.before_after_heatmaps(before, after, cap.tokens, view.labels(
             "position.heat", "title", "before", "after", "change", "x", "hover", vector=vector, layer=num(layer), head=num(head))),
             key="position.heat_chart")
         dist, with_rope = rope.score_by_distance(cap.query(layer, head), cap.key(layer, head))
         _, without = rope.score_by_distance(cap.q_pre[layer, head], cap.k_pre[layer, kv])
-        st.plotly_chart(view.distance_figure(dist, {t("position.live.with"): with_rope, t("position.live.without"): without},
+        live_chart(view.distance_figure(dist, {t("position.live.with"): with_rope, t("position.live.without"): without},
                                              None, view.labels("position.live", "title", "x", "y")),
                         key="position.live_distance_chart")
         lesson.show(text, "live_read")

@@ -17,6 +17,7 @@ from lib.tokens import readable_tokens
 from ui import core, differs_view, lesson, nav, quiz_widget
 from ui import sampling_view as view
 from ui.core import num, t
+from ui.live_chart import live_chart
 
 text = lesson.sections("sampling")
 lm = core.model()
@@ -64,8 +65,8 @@ def distribution() -> None:
     chart_labels = view.labels("sampling.chart", "model", "final", "cumulative", "x", "y", "drawn", "hover", "title",
                                n=num(n_chart))
     chart_labels["cut"] = t("sampling.chart.cut", p=num(top_p, 2))
-    left.plotly_chart(view.distribution_figure(steps, tokens, chart_labels, draw.token if draw else None),
-                      key="sampling.dist_chart")
+    live_chart(view.distribution_figure(steps, tokens, chart_labels, draw.token if draw else None),
+               key="sampling.dist_chart", where=left)
     with right:
         view.metrics(steps, tokens, n_chart)
     if draw is not None:

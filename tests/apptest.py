@@ -44,7 +44,26 @@ def find_chart(at: AppTest, key: str) -> dict | None:
     for c in at.get("plotly_chart"):
         if c.key == key or c.proto.id.endswith(f"-{key}"):
             return json.loads(c.proto.spec)
+    for c in at.get("bidi_component"):  # ui.live_chart: the same plotly JSON, updated in place
+        if c.proto.component_name == "itt_live_chart" and c.proto.id.endswith(f"-{key}"):
+            return json.loads(json.loads(c.proto.json)["spec"])
     return None
+
+
+def chart_configs(at: AppTest) -> dict[str, dict]:
+    """Every chart on the page, plotly_chart or ui.live_chart, by key: its plotly config."""
+    out = {}
+    for c in at.get("plotly_chart"):
+        out[c.key or c.proto.id.rsplit("-", 1)[-1]] = json.loads(c.proto.config)
+    for c in at.get("bidi_component"):
+        if c.proto.component_name == "itt_live_chart":
+            out[c.proto.id.rsplit("-", 1)[-1]] = json.loads(c.proto.json)["config"]
+    return out
+
+
+def chart_keys(at: AppTest) -> list[str]:
+    """The keys of every chart on the page (st.plotly_chart and ui.live_chart alike)."""
+    return list(chart_configs(at))
 
 
 def chart(at: AppTest, key: str) -> dict:

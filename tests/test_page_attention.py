@@ -14,7 +14,7 @@ import pytest
 from lib import i18n
 from lib.capture import run_capture
 from lib.quiz import load_bank
-from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model
+from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model, chart_keys
 
 PAGE = "pages/05_attention.py"
 LONG_TEXT = "parola " * 7200  # the same text as tests/test_pages.py: one cached 512-token capture
@@ -57,7 +57,7 @@ def test_page_shows_the_live_heads_in_both_languages(lang, real, example):
     # Pattern table, step matrices, both bertviz views, and every chart.
     assert len(at.tabs) >= 9
     assert len(at.get("iframe")) == 2
-    keys = {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+    keys = set(chart_keys(at))
     assert {"attention.heatmap", "attention.overview", "attention.gqa_chart", "attention.mask_chart",
             "attention.unmasked_chart", "attention.scaling_chart", "attention.cost_chart",
             "attention.memory_chart", "attention.flash_chart"} <= keys
@@ -79,7 +79,7 @@ def test_formula_builds_only_the_open_tab_and_each_tab_opens(real, example):
         return [df.value for df in at.dataframe if list(df.value.index) == rows]
 
     def charts() -> set[str]:
-        return {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+        return set(chart_keys(at))
 
     assert len(step_tables()) == 3 and "attention.step.concat_chart" not in charts()  # Q, K, V only
     steps = att.capture_head_steps(example, layer, head, scale=att.module_scale(real, layer))

@@ -11,7 +11,7 @@ from lib import i18n
 from lib.arithmetic import kv_bytes_per_token, kv_cache_bytes
 from lib.quiz import format_number, load_bank
 from lib.reference import MORE_MODELS
-from tests.apptest import page_text, start
+from tests.apptest import page_text, start, chart_keys
 
 PAGE = "pages/08_kvcache.py"
 
@@ -44,7 +44,7 @@ def test_lesson_runs_on_the_live_model(lang, real):
     assert any(len(v) == 6 and labels["kvcache.variant.col.kind"] in v.columns for v in tables)
     fact = next(v for v in tables if labels["kvcache.fact.col.verdict"] in v.columns)
     assert list(fact[labels["kvcache.fact.col.verdict"]]).count(labels["kvcache.fact.ok"]) == 1
-    assert len(at.get("plotly_chart")) >= 5
+    assert len(chart_keys(at)) >= 5
     assert len([b for b in at.button if b.key and b.key.startswith("FormSubmitter:quiz.kvcache.")]) == 10
     assert not at.warning and not at.error
 
@@ -138,11 +138,11 @@ def test_gpt2_family_model_and_the_timing_run(tiny_gpt2, monkeypatch):
     assert _metric(at, labels["kvcache.measure.measured"]) == _metric(at, labels["kvcache.measure.formula"])
     assert _metric(at, labels["kvcache.per_token"]) == _kib(kv_bytes_per_token(tiny_gpt2.config, 2), "en")
     assert not any(labels["kvcache.measure.gqa"].split("(")[0] in x.value for x in at.info)  # no GQA to praise
-    charts = len(at.get("plotly_chart"))
+    charts = len(chart_keys(at))
     at.button(key="kvcache.time_run").click()
     at.run()
     assert not at.exception, at.exception
-    assert len(at.get("plotly_chart")) == charts + 1
+    assert len(chart_keys(at)) == charts + 1
     assert _metric(at, labels["kvcache.time.bandwidth"]).endswith("GB/s")
     assert any(labels["kvcache.time.verdict_slower"][:8] in m.value or labels["kvcache.time.verdict_faster"][:8]
                in m.value for m in at.markdown)

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from lib import i18n, rope
-from tests.apptest import page_text, start, chart, plotly_array, label_prefix as prefix, switch_model
+from tests.apptest import page_text, start, chart, plotly_array, label_prefix as prefix, switch_model, chart_keys
 
 PAGE = "pages/04_position.py"
 
@@ -55,7 +55,7 @@ def test_page_runs_in_both_languages_with_the_live_model(lang, real):
     before, after = arr(plane["data"][1]["x"]), arr(plane["data"][2]["x"])
     assert before[0] == pytest.approx(after[0], abs=1e-6)  # position 0 is not rotated
     assert not np.allclose(before[1:], after[1:], atol=1e-3)
-    assert len(at.dataframe) == 1 and len(at.get("plotly_chart")) == 7
+    assert len(at.dataframe) == 1 and len(chart_keys(at)) == 7
 
 
 def test_view_sliders_redraw_without_running_the_model(monkeypatch):
@@ -110,7 +110,7 @@ def test_bad_text_gets_a_message_not_a_traceback(lang, text, expect):
     # The parts that do not need the learner's text are always there.
     for key in ("position.shuffle_chart", "position.rotation_chart", "position.angle_chart", "position.distance_chart"):
         chart(at, key)
-    live = [c for c in at.get("plotly_chart") if c.key == "position.plane_chart"]
+    live = [k for k in chart_keys(at) if k == "position.plane_chart"]
     if expect == "text.empty":
         assert any(x.value == labels["text.empty"] for x in at.info)
         assert not live
@@ -142,7 +142,7 @@ def test_gpt2_family_shows_the_learned_position_table(tiny_gpt2, monkeypatch):
     body = page_text(at)
     assert i18n.lesson("en", "position")["learned"].splitlines()[0][:40] in body
     assert any(x.value == i18n.fill(labels["position.no_rope_base"], base="10,000") for x in at.info)
-    keys = {c.key for c in at.get("plotly_chart")}
+    keys = set(chart_keys(at))
     assert {"position.learned_chart", "position.similarity_chart"} <= keys
     assert "position.plane_chart" not in keys
     # Oracle: the heatmap is the model's own wpe table; the similarity, torch's cosine similarity.

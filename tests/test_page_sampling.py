@@ -16,7 +16,7 @@ from lib.generate import generate
 from lib.quiz import format_number
 from lib.sampling import filter_steps, logit_cost, sample
 from lib.tokens import readable_tokens
-from tests.apptest import page_text, start, chart, plotly_array, label_prefix as prefix
+from tests.apptest import page_text, start, chart, plotly_array, label_prefix as prefix, chart_keys
 from ui.sampling_view import md
 
 PAGE = "pages/07_sampling.py"
@@ -200,7 +200,7 @@ def test_bad_text_gets_a_message_not_a_traceback(text, expect):
     assert not at.exception, at.exception
     if expect == "text.empty":
         assert any(x.value == labels["text.empty"] for x in at.info)
-        assert not [c for c in at.get("plotly_chart") if c.key == "sampling.dist_chart"]
+        assert "sampling.dist_chart" not in chart_keys(at)
     else:
         model, final = bars(at)
         assert (final >= 0).all() and final.sum() <= 1 + 1e-6 and final[0] > 0

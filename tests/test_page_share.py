@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from lib import i18n
 from lib import share_link as sl
-from tests.apptest import TIMEOUT, chart, label_prefix, page_text, start
+from tests.apptest import TIMEOUT, chart, label_prefix, page_text, start, chart_configs
 from ui import nav
 from ui.share import SHARED
 
@@ -135,15 +135,15 @@ def test_a_progress_file_loads_back_with_its_verdicts():
 
 def test_every_figure_saves_in_the_chosen_format():
     at = start("en")
-    charts = at.get("plotly_chart")
+    charts = chart_configs(at)  # st.plotly_chart and ui.live_chart alike
     assert len(charts) >= 2
-    for c in charts:
-        options = json.loads(c.proto.config)["toImageButtonOptions"]
+    for config in charts.values():
+        options = config["toImageButtonOptions"]
         assert options["format"] == "png" and options["filename"]
     at.session_state["app.image_format"] = "svg"
     at.run()
     assert not at.exception, at.exception
-    assert {json.loads(c.proto.config)["toImageButtonOptions"]["format"] for c in at.get("plotly_chart")} == {"svg"}
+    assert {c["toImageButtonOptions"]["format"] for c in chart_configs(at).values()} == {"svg"}
 
 
 def test_the_final_quiz_offers_its_report():

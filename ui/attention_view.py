@@ -24,6 +24,7 @@ from ui.cache import get_capture, get_model
 from ui import core
 from ui.core import num, t
 from ui.figures import PALETTE, Spec, quick
+from ui.live_chart import live_chart
 
 HEATMAP_MAX_TOKENS = 64  # a [T, T] heatmap with more rows has unreadable token labels
 STEP_TABS = ("qkv", "scores", "scale", "mask", "softmax", "sum", "concat")  # the formula's steps, one tab each
@@ -358,8 +359,8 @@ def head_heatmap(cap: Capture, steps: att.HeadSteps, layer: int, head: int) -> N
     labels = {"x": t("attention.axis.key"), "y": t("attention.axis.query"), "weight": t("attention.axis.weight"),
               "hover": t("attention.hover"), "hidden": t("attention.hover_hidden"),
               "title": t("attention.heatmap_title", layer=layer, head=head)}
-    st.plotly_chart(head_figure(head_weights(cap, layer, head)[:n, :n], steps.mask[:n, :n], cap.tokens, labels),
-                    key="attention.heatmap")
+    live_chart(head_figure(head_weights(cap, layer, head)[:n, :n], steps.mask[:n, :n], cap.tokens, labels),
+               key="attention.heatmap")
     sums = head_weights(cap, layer, head).sum(-1).astype(np.float64)
     st.caption(t("attention.rows_sum", n=num(len(sums)), dev=f"{float(np.abs(sums - 1).max()):.1e}"))
 
@@ -511,8 +512,7 @@ def mask_section(cap: Capture, scale: float, layer: int, head: int) -> None:
     labels = {"x": t("attention.axis.key"), "y": t("attention.axis.query"), "weight": t("attention.axis.weight"),
               "hover": t("attention.hover"), "hidden": t("attention.hover_hidden"),
               "title": t("attention.unmasked.title", layer=layer, head=head)}
-    st.plotly_chart(head_figure(free.weights[:n, :n], free.mask[:n, :n], cap.tokens, labels),
-                    key="attention.unmasked_chart")
+    live_chart(head_figure(free.weights[:n, :n], free.mask[:n, :n], cap.tokens, labels), key="attention.unmasked_chart")
 
 
 @st.fragment
@@ -527,7 +527,7 @@ def scaling_section(d_head: int) -> None:
     cols[1].metric(t("attention.scaling.var_scaled"), num(demo.var_scaled, 2))
     cols[2].metric(t("attention.scaling.max_raw"), f"{num(round(100 * demo.max_raw))}%")
     cols[3].metric(t("attention.scaling.max_scaled"), f"{num(round(100 * demo.max_scaled))}%")
-    st.plotly_chart(Spec(scaling_spec(int(dh), core.lang())), key="attention.scaling_chart")
+    live_chart(scaling_spec(int(dh), core.lang()), key="attention.scaling_chart")
     keys = len(demo.weights_raw)
     st.caption(t("attention.scaling.seed", n=num(len(demo.raw)), seed=num(demo.seed), rows=num(len(demo.raw) // keys),
                  keys=num(keys)))
@@ -594,7 +594,7 @@ def flash_section(model_name: str, cap: Capture, layer: int, head: int, naive: n
     s = run.steps[step - 1]
     labels = {"todo": t("attention.flash.todo"), "skipped": t("attention.flash.skipped"), "done": t("attention.flash.done"),
               "current": t("attention.flash.current"), "x": t("attention.flash.x"), "y": t("attention.flash.y")}
-    right.plotly_chart(flash_figure(run, step, cap.n_tokens, labels), key="attention.flash_chart")
+    live_chart(flash_figure(run, step, cap.n_tokens, labels), key="attention.flash_chart", where=right)
     left.caption(t("attention.flash.tile", step=num(step), total=num(n_steps), q0=num(s.q0), q1=num(s.q1 - 1),
                    k0=num(s.k0), k1=num(s.k1 - 1), skipped=num(len(run.skipped))))
     rows = [f"{s.q0 + i}·{cap.tokens[s.q0 + i]}" for i in range(s.q1 - s.q0)]

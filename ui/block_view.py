@@ -27,6 +27,7 @@ from lib.tokens import readable_tokens
 from ui.cache import get_capture, get_model
 from ui.core import lang as core_lang, num, t
 from ui.figures import PALETTE, Spec, colorscale, quick, subplot_layout, vline
+from ui.live_chart import live_chart
 
 LENS_WINDOW = 24  # positions the lens reads (the end of the text): 31 × 24 × 49152 logits
 LENS_TOP_K = 5
@@ -235,7 +236,7 @@ def render_norm(lm: LoadedModel, cap: Capture) -> None:
     labels = {"x": t("block.norm.fig.x", layer=num(layer), token=esc(cap.tokens[tok])), "g": t("block.norm.fig.g"),
               "out": t("block.norm.fig.out"), "rms": t("arch.rmsnorm"), "layer": t("arch.layernorm"),
               "dim": t("block.norm.fig.dim")}
-    st.plotly_chart(norm_figure(steps, labels), key="block.norm_chart")
+    live_chart(norm_figure(steps, labels), key="block.norm_chart")
     diff = float(np.abs(theirs - steps.out).max())
     st.success(t("block.norm.check", norm=t(f"arch.{lm.info.norm}"), diff=sci(diff)))
     st.caption(t("block.norm.gap", diff=num(float(np.abs(steps.rms_out - steps.layer_out).max()), 3),
@@ -350,7 +351,7 @@ def render_mlp(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_to
     st.dataframe(neuron_table(br, neurons, cap, act_name), hide_index=True, key="block.neurons")
     labels = {"color": t("block.mlp.fig.color"), "x": t("block.mlp.fig.x"), "y": t("block.resid.x"),
               "title": t("block.mlp.fig.title", layer=num(layer))}
-    st.plotly_chart(neuron_heatmap(br.product, neurons, list(cap.tokens), labels), key="block.neuron_heatmap")
+    live_chart(neuron_heatmap(br.product, neurons, list(cap.tokens), labels), key="block.neuron_heatmap")
     st.success(t("block.mlp.check", diff=sci(br.max_diff_capture)))
     return br
 
@@ -448,7 +449,7 @@ def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_t
                   rank=num(int(lens.final_rank[layer, i]) + 1), pf=num(float(lens.final_prob[layer, i]), 3)))
     curve = {"prob": t("block.lens.prob", final=esc(finals[i])), "rank": t("block.lens.rank"), "x": t("block.resid.y"),
              "title": t("block.lens.curve_title", token=esc(inputs[i]), final=esc(finals[i]))}
-    st.plotly_chart(lens_curve(lens, i, layer, curve), key="block.lens_curve")
+    live_chart(lens_curve(lens, i, layer, curve), key="block.lens_curve")
     table = {t("block.lens.col.position"): [token_label(cap, j) for j in pos]}
     for r in range(LENS_TOP_K):
         names = token_strings(model_name, tuple(int(x) for x in lens.top_ids[layer, :, r]))

@@ -21,6 +21,7 @@ from ui.cache import get_capture, get_model
 from ui.core import model_name as current_model_name
 from ui.core import num, t
 from ui.figures import PALETTE, colorscale, quick
+from ui.live_chart import live_chart
 
 ROWS_MAX_TOKENS = 32  # rows drawn in the table heatmap
 SENTENCE_MAX_TOKENS = 64  # example sentences are short; longer ones are cut, with a notice
@@ -153,7 +154,7 @@ def table_rows(idx: EmbeddingIndex, cap, pos_table: np.ndarray | None, n_dims: i
         st.caption(t("embeddings.rows.cut", n=num(n), total=num(cap.n_tokens)))
     rows = idx.table[cap.token_ids[:n], :n_dims]  # [n, n_dims]
     labels = {"x": t("embeddings.rows.x"), "hover": t("embeddings.rows.hover")}
-    st.plotly_chart(rows_figure(rows, list(cap.tokens[:n]), labels), key="embeddings.rows_chart")
+    live_chart(rows_figure(rows, list(cap.tokens[:n]), labels), key="embeddings.rows_chart")
     scale = emb.embed_scale(get_model(current_model_name()))  # the session's model (cap.model_name is the model's own name)
     diff = emb.lookup_check(idx.table, cap.token_ids, cap.embeddings, pos_table, scale)
     if scale != 1.0:  # Gemma: the rows are multiplied by √d_model before the first block
@@ -285,7 +286,7 @@ def context(model_name: str, n_layers: int, word: str, sentences: list[str], dep
                    num(emb.cosine(vecs[i][depth], vecs[i][0]), 3))
     labels = {"x": t("embeddings.context.x", n=num(n_layers)), "y": t("embeddings.context.y"),
               "hover": t("embeddings.context.hover")}
-    st.plotly_chart(depth_figure(cos, depth, labels), key="embeddings.depth_chart")
+    live_chart(depth_figure(cos, depth, labels), key="embeddings.depth_chart")
     st.caption(t("embeddings.context.depth0_learned" if learned else "embeddings.context.depth0_rope"))
 
 

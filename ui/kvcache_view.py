@@ -23,6 +23,7 @@ from ui import figures
 from ui.cache import get_model
 from ui.core import big, num, t
 from ui.figures import PALETTE
+from ui.live_chart import live_chart
 
 CONTEXTS = (512, 1024, 2048, 4096, 8192, 16_384, 32_768, 65_536, 100_000, 131_072, 262_144, 524_288, 1_048_576)
 MAX_TOKENS = 10_000_000  # a typed context beyond this is clamped (no model reads more today)
@@ -229,7 +230,7 @@ def _show_calculation(calc: K.Calculation, cfg: dict, n_params: int | None) -> N
     m[3].metric(t("kvcache.total"), size(calc.total))
     st.caption(t("kvcache.layers_are", full=num(kinds.count("full")), local=num(kinds.count("sliding")),
                  linear=num(kinds.count("linear")), mla=t("yes") if cfg.get("kv_lora_rank") else t("no")))
-    st.plotly_chart(calc_figure(calc), key="kvcache.calc_chart")
+    live_chart(calc_figure(calc), key="kvcache.calc_chart")
     card = size(calc.card)
     if calc.weights > calc.card:
         st.error(t("kvcache.weights_too_big", card=card, cards=num(math.ceil(calc.weights / calc.card))))
@@ -277,7 +278,7 @@ def variants_section(tokens: int, cache_dtype: str, card_gb: float) -> tuple[K.V
                            hovertemplate="%{x}: %{text}<br>" + t("kvcache.variant.hover") + "<extra></extra>"))
     fig.update_layout(height=360, yaxis_title="GB", margin=dict(l=10, r=10, t=40, b=10),
                       title=t("kvcache.variant.title", tokens=num(tokens)))
-    st.plotly_chart(fig, key="kvcache.variants_chart")
+    live_chart(fig, key="kvcache.variants_chart")
     table = pd.DataFrame({
         t("kvcache.variant.col.kind"): names,
         t("kvcache.variant.col.per_token"): [kib(v.per_token) for v in rows],
@@ -483,7 +484,7 @@ def serving_section(cfg: dict, n_params: float, tokens: int, cache_dtype: str, w
                       yaxis_title=t("kvcache.serve.y"), margin=dict(l=10, r=10, t=30, b=10))
     fig.update_xaxes(tickvals=batches)
     fig.update_yaxes(dtick=1)
-    st.plotly_chart(fig, key="kvcache.serve_chart")
+    live_chart(fig, key="kvcache.serve_chart")
 
 
 def moe_table(n_params: float, name: str) -> None:

@@ -21,6 +21,7 @@ from ui import lesson
 from ui.cache import get_model
 from ui.core import num, t
 from ui.figures import PALETTE, colorscale, quick, vline
+from ui.live_chart import live_chart
 
 TRAIL = 40  # positions drawn behind the current one on the pair's circle
 WINDOW = 256  # positions in the angle heatmap (no striding: it would alias the fast pairs)
@@ -280,7 +281,7 @@ def rotation_section(theta: np.ndarray, context: int, texts: dict[str, str]) -> 
                         pair=num(pair), m=num(m), angle=num(angle, 2), turns=num(angle / (2 * np.pi), 2),
                         period=num(periods[pair], 1))
     rot_labels |= {"hover_pos": t("position.rot.hover_pos"), "hover_pair": t("position.rot.hover_pair")}
-    st.plotly_chart(rotation_figure(theta, m, pair, rot_labels), key="position.rotation_chart")
+    live_chart(rotation_figure(theta, m, pair, rot_labels), key="position.rotation_chart")
     lesson.show(texts, "angles", n_pairs=num(n_pairs))
-    st.plotly_chart(angle_figure(theta, m, context, labels("position.angle", "title", "x", "y", "colorbar", "hover")),
+    live_chart(angle_figure(theta, m, context, labels("position.angle", "title", "x", "y", "colorbar", "hover")),
                     key="position.angle_chart")

@@ -391,6 +391,10 @@ def runs_of(page) -> AppRuns:
 
 # --- helpers: every input goes through these ----------------------------------------
 
+# Every chart: st.plotly_chart's, and ui.live_chart's (updated in place); each holds a .js-plotly-plot.
+CHARTS = '[data-testid="stPlotlyChart"], [data-testid="ittLiveChart"]'
+
+
 def settle(page, timeout: int = APP_TIMEOUT_MS) -> None:
     """Wait until the app has settled: connected, no script run going or owed, drawn as such.
 

@@ -37,9 +37,12 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     labels = " ".join(heatmap.locator("svg text").all_text_contents())
     assert "<" in labels and "img" in labels
 
-    # Pick the last head (8) with the keyboard on the head slider.
+    # Pick the last head (8) with the keyboard on the head slider. The heatmap is updated in place
+    # (ui.live_chart: Plotly.react on the same element), not built anew.
+    heatmap.locator(".js-plotly-plot").first.evaluate("e => { e.dataset.ittBefore = 'yes'; }")
     slide(page, page.locator(".st-key-attention-head").get_by_role("slider"), "End", "8")
     expect(heatmap.get_by_text(i18n.fill(title, layer="15", head="8"))).to_be_visible(timeout=APP_TIMEOUT_MS)
+    assert heatmap.locator(".js-plotly-plot").first.evaluate("e => e.dataset.ittBefore") == "yes"
     # The slider reruns its section and the other sections drawing the head: the mask's
     # unmasked heatmap, far down the page, follows it too.
     unmasked = page.locator(".st-key-attention-unmasked_chart")

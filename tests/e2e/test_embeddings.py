@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, goto, slide, type_text
+from tests.e2e.conftest import CHARTS, APP_TIMEOUT_MS, goto, slide, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -21,7 +21,7 @@ def test_typing_two_words_updates_the_heatmap(page, app_url):
     labels = i18n.ui(lang)
     page.set_viewport_size({"width": 1400, "height": 1000})
     goto(page, f"{app_url}/embeddings?lang={lang}", labels["lesson.embeddings.title"])
-    charts = page.locator('[data-testid="stPlotlyChart"]')
+    charts = page.locator(CHARTS)
 
     # The default list is drawn first: its last word labels the heatmap's axes.
     default_last = labels["embeddings.words.default"].split(",")[-1].strip()

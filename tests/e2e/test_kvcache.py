@@ -13,7 +13,7 @@ import pytest
 from lib import i18n
 from lib.arithmetic import kv_cache_bytes
 from lib.models import converted_dir
-from tests.e2e.conftest import APP_TIMEOUT_MS, goto, slide, type_text
+from tests.e2e.conftest import CHARTS, APP_TIMEOUT_MS, goto, slide, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -39,7 +39,7 @@ def test_context_slider_moves_the_numbers_and_the_chart(page, app_url):
     per_user = page.locator('[data-testid="stMetric"]').filter(has_text=en["kvcache.per_user"]).first
     per_user.scroll_into_view_if_needed(timeout=APP_TIMEOUT_MS)
     expect(per_user).to_contain_text(_size_en(kv_cache_bytes(config, 8192)), timeout=APP_TIMEOUT_MS)
-    chart = page.locator('[data-testid="stPlotlyChart"]').first
+    chart = page.locator(CHARTS).first
     expect(chart.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(chart).to_contain_text("8192", timeout=APP_TIMEOUT_MS)  # the chart's title names the context
 

@@ -11,7 +11,7 @@ import pytest
 
 from lib import i18n
 from lib.quiz import load_bank
-from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, save_screenshot, slide, type_text
+from tests.e2e.conftest import CHARTS, APP_TIMEOUT_MS, click, goto, save_screenshot, slide, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -24,7 +24,7 @@ def test_learner_path_through_lesson_one(page, app_url):
     goto(page, f"{app_url}/?lang=en", en["lesson.numbers.title"])
     expect(page.locator("h1").first).to_have_text(en["lesson.numbers.title"], timeout=APP_TIMEOUT_MS)
     # Plotly charts draw real SVG.
-    charts = page.locator('[data-testid="stPlotlyChart"]')
+    charts = page.locator(CHARTS)
     expect(charts.first).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(charts.nth(1)).to_be_attached(timeout=APP_TIMEOUT_MS)  # plotly mounts each chart lazily
     charts.nth(1).scroll_into_view_if_needed()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, settle, slide
+from tests.e2e.conftest import CHARTS, APP_TIMEOUT_MS, click, goto, settle, slide
 
 pytestmark = pytest.mark.e2e
 
@@ -37,7 +37,7 @@ def test_generate_then_temperature_redraws_the_chart_without_a_model_run(page, a
     # (the first visit loads the model and runs the capture).
     expect(page.locator("h1").first).to_have_text(en["lesson.sampling.title"], timeout=APP_TIMEOUT_MS)
     assert page.locator('[data-testid="stException"]').count() == 0
-    chart = page.locator('[data-testid="stPlotlyChart"]').first
+    chart = page.locator(CHARTS).first
     expect(chart).to_be_attached(timeout=APP_TIMEOUT_MS)
     chart.scroll_into_view_if_needed(timeout=APP_TIMEOUT_MS)
     expect(chart.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
@@ -65,7 +65,7 @@ def test_generate_then_temperature_redraws_the_chart_without_a_model_run(page, a
         "([sel, before]) => { const el = document.querySelectorAll(sel)[0];"
         " const d = el && el.querySelector('.js-plotly-plot');"
         " return d && d._fullData && Array.from(d._fullData[1].y)[0] < before[0] - 1e-6; }",
-        arg=['[data-testid="stPlotlyChart"]', before], timeout=APP_TIMEOUT_MS)
+        arg=[CHARTS, before], timeout=APP_TIMEOUT_MS)
     settle(page)
     after = chart.evaluate(BARS)
     assert after[0] < before[0]  # a hotter temperature flattens the favourite

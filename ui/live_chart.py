@@ -1,0 +1,98 @@
+"""Charts a slider redraws, updated in place in the browser.
+
+Streamlit 1.67 derives a plotly chart's element id from its figure, so a chart whose figure changed
+is a new element: the browser builds it from nothing (`Plotly.newPlot`, with its axes, mode bar and
+layers), about 100 ms of the page's main thread per chart on the course's 2-core machine. A head
+move on the attention lesson redrew three charts: 650 ms in Chromium, 298 ms with those three left
+out (timeline; README "Speed in the browser").
+
+`live_chart` draws the same figure through a small inline component (Streamlit components v2, no
+iframe) that keeps one chart per key and hands each new figure to `Plotly.react`, which updates the
+chart in place. plotly.js is the vendored copy in static/vendor (scripts/vendor_js.sh, from the npm
+registry at set-up, served by Streamlit at /app/static/vendor/; nothing from a CDN). Where it is
+missing, `st.plotly_chart` draws the figure as before.
+
+The figure travels as plotly's JSON (`plotly.io.to_json`), like st.plotly_chart's spec; the
+component's mode bar saves PNG or SVG like every other chart (ui/export.modebar_config).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import plotly.io
+import streamlit as st
+
+from ui.export import modebar_config
+
+PLOTLY_FILE = Path(__file__).resolve().parent.parent / "static" / "vendor" / "plotly.min.js"
+PLOTLY_URL = "app/static/vendor/plotly.min.js"  # relative to the page: works under a path prefix too
+
+# A look close to Streamlit's own theme for plotly (font, grid, no grey plot area), so these charts
+# sit among the others: st.plotly_chart applies Streamlit's template in the browser, this cannot.
+TEMPLATE = {
+    "layout": {
+        "font": {"family": '"Source Sans", "Source Sans Pro", sans-serif', "size": 14, "color": "#31333F"},
+        "paper_bgcolor": "rgba(0,0,0,0)", "plot_bgcolor": "rgba(0,0,0,0)",
+        "xaxis": {"gridcolor": "#e6eaf1", "zerolinecolor": "#d5dae5", "linecolor": "#d5dae5", "automargin": True,
+                  "tickfont": {"color": "#808495"}, "title": {"font": {"color": "#808495"}}},
+        "yaxis": {"gridcolor": "#e6eaf1", "zerolinecolor": "#d5dae5", "linecolor": "#d5dae5", "automargin": True,
+                  "tickfont": {"color": "#808495"}, "title": {"font": {"color": "#808495"}}},
+        "hoverlabel": {"font": {"family": '"Source Sans", "Source Sans Pro", sans-serif'}},
+        "colorway": ["#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700", "#ffd16a"],
+    }
+}
+
+_JS = r"""
+export default function ({ data, parentElement }) {
+  let box = parentElement.querySelector(":scope > div.itt-live-chart");
+  if (!box) {
+    box = document.createElement("div");
+    box.className = "itt-live-chart";
+    box.dataset.testid = "ittLiveChart";
+    box.appendChild(document.createElement("div"));
+    parentElement.appendChild(box);
+  }
+  const plot = box.firstElementChild;
+  const spec = JSON.parse(data.spec);
+  const load = window.__ittPlotly || (window.__ittPlotly = new Promise((ok, fail) => {
+    if (window.Plotly) { ok(window.Plotly); return; }
+    const s = document.createElement("script");
+    s.src = data.src;
+    s.onload = () => ok(window.Plotly);
+    s.onerror = () => { window.__ittPlotly = null; fail(new Error("plotly.js not served")); };
+    document.head.appendChild(s);
+  }));
+  load.then((Plotly) => {
+    const config = Object.assign({ responsive: true }, data.config);
+    Plotly.react(plot, spec.data, spec.layout, config);
+  });
+}
+"""
+_component = st.components.v2.component("itt_live_chart", js=_JS, isolate_styles=False)
+
+
+def available() -> bool:
+    return PLOTLY_FILE.is_file() and PLOTLY_FILE.stat().st_size > 0
+
+
+def spec_json(figure) -> str:
+    """The figure's plotly JSON with the course's template (numpy arrays as typed arrays)."""
+    spec = figure.to_dict() if hasattr(figure, "to_dict") else dict(figure)
+    layout = dict(spec.get("layout", {}), template=TEMPLATE)
+    layout.setdefault("autosize", True)
+    return plotly.io.to_json(dict(spec, layout=layout), validate=False)
+
+
+def live_chart(figure, key: str, where=None) -> None:
+    """Draw `figure` (a plotly Figure or its dict) under `key`, updated in place when it changes."""
+    if not available():
+        (where or st).plotly_chart(figure, key=key)
+        return
+    data = {"spec": spec_json(figure), "config": modebar_config(key), "src": PLOTLY_URL}
+    if where is None:
+        _component(key=key, data=data)
+    else:
+        with where:
+            _component(key=key, data=data)
