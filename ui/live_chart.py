@@ -27,7 +27,7 @@ import streamlit as st
 from ui.export import modebar_config
 
 PLOTLY_FILE = Path(__file__).resolve().parent.parent / "static" / "vendor" / "plotly.min.js"
-PLOTLY_URL = "app/static/vendor/plotly.min.js"  # relative to the page: works under a path prefix too
+PLOTLY_URL = "/app/static/vendor/plotly.min.js"  # where Streamlit serves static/ (as bertviz's scripts)
 
 # A look close to Streamlit's own theme for plotly (font, grid, no grey plot area), so these charts
 # sit among the others: st.plotly_chart applies Streamlit's template in the browser, this cannot.
@@ -67,7 +67,7 @@ export default function ({ data, parentElement }) {
   load.then((Plotly) => {
     const config = Object.assign({ responsive: true }, data.config);
     Plotly.react(plot, spec.data, spec.layout, config);
-  });
+  }).catch(() => { plot.textContent = "(chart unavailable: plotly.js was not served)"; });
 }
 """
 _component = st.components.v2.component("itt_live_chart", js=_JS, isolate_styles=False)
