@@ -248,8 +248,11 @@ def heatmap_tokens(me: Learner, key: str = "attention.heatmap") -> set[str]:
     import json
 
     try:
-        spec = json.loads(me.widget(key).proto.spec)
-    except (KeyError, ValueError):
+        proto = me.widget(key).proto
+        # st.plotly_chart sends the figure as its spec; ui.live_chart inside its component's data.
+        raw = proto.spec if hasattr(proto, "spec") else json.loads(proto.json)["spec"]
+        spec = json.loads(raw)
+    except (KeyError, ValueError, AttributeError):
         return set()
     labels = []
     for axis in ("xaxis", "yaxis"):
