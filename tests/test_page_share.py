@@ -150,3 +150,26 @@ def test_the_final_quiz_offers_its_report():
     at = start("en", "pages/99_final_quiz.py")
     keys = [getattr(b.proto, "id", "") for b in at.get("download_button")]
     assert any(k.endswith("app.final_report") for k in keys), keys
+
+
+def test_the_progress_rerun_never_empties_the_learners_text():
+    """The browser's one progress message can come with the text box empty (a lesson switched to at
+    once after opening: measured with scripts/bench_ui.py); the text the last run had stays."""
+    def script():
+        import streamlit as st
+
+        from ui import persist
+
+        st.session_state["app.text_kept"] = "Il gatto dorme"
+        st.session_state["app.text"] = ""  # what that message carried
+        st.session_state["app.persist.sid"] = "s1"
+        st.session_state[persist.STORE_KEY] = {"stored": {"sid": "s1", "code": None}}
+        persist._on_stored()
+        st.write(repr(st.session_state["app.text"]))
+
+    at = AppTest.from_function(script, default_timeout=TIMEOUT)
+    at.query_params["lang"] = "en"
+    at.run()
+    assert not at.exception, at.exception
+    assert "'Il gatto dorme'" in [m.value for m in at.markdown]
+    assert at.session_state["app.persist.restored"] is True

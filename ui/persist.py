@@ -122,6 +122,12 @@ def apply(stored: Mapping) -> None:
 def _on_stored() -> None:
     """Callback: the browser sent what its local storage keeps (once per session)."""
     ss = st.session_state
+    # That message is not the learner typing: when it follows a lesson switch at once, the browser
+    # sends it with the text box empty (measured: the text went from 44 characters to none, and
+    # every section needing it vanished). Keep the text the last run had.
+    kept = ss.get("app.text_kept")
+    if kept and not ss.get("app.text"):
+        ss["app.text"] = kept
     value = ss.get(STORE_KEY)
     message = value.get("stored") if isinstance(value, Mapping) else None
     if not isinstance(message, Mapping) or message.get("sid") != ss.get("app.persist.sid"):

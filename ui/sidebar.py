@@ -23,6 +23,9 @@ def _request_builtin() -> None:
     st.session_state["app.model_pending"] = st.session_state.get("app.builtin", DEFAULT_MODEL)
 
 
+TEXT_KEPT = "app.text_kept"
+
+
 def render() -> None:
     """Language switch, the learner's text and the model picker (before the page runs)."""
     current = lang()
@@ -40,6 +43,9 @@ def render() -> None:
         st.session_state.setdefault("app.text", t("text.example"))
         st.text_area(t("sidebar.text"), key="app.text", max_chars=MAX_CHARS, height=110,
                      help=t("sidebar.text_help"))
+        # The text as this run left it: the session's one progress rerun (ui/persist.py) can arrive
+        # with the box empty when it follows a lesson switch at once, and gives it back from here.
+        st.session_state[TEXT_KEPT] = st.session_state.get("app.text", "")
 
         # The built-in models by name; the choice follows the model in use when that is built in.
         if is_embedded(model_name()):
