@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
 from lib import block as blk
 from lib.arithmetic import dims
@@ -436,14 +435,13 @@ def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_t
         st.caption(t("block.lens.window", n=num(len(pos)), total=num(cap.n_tokens)))
     clamp_state("block.lens_layer", 0, L, L)
     layer = st.slider(t("block.lens.layer"), 0, L, key="block.lens_layer")
-    words = [list(token_strings(model_name, tuple(int(x) for x in lens.top_ids[l, :, 0]))) for l in range(L + 1)]
     finals = list(token_strings(model_name, tuple(int(x) for x in lens.final_ids)))
     inputs = [cap.tokens[i] for i in pos]
     st.plotly_chart(Spec(lens_heatmap_spec(model_name, text, max_tokens, core_lang())), key="block.lens_heatmap")
     clamp_state("block.lens_pos", 0, len(pos) - 1, len(pos) - 1)
     i = st.selectbox(t("block.lens.position"), options=range(len(pos)), key="block.lens_pos",
                      format_func=lambda j: token_label(cap, pos[j]) if 0 <= j < len(pos) else str(j))
-    top = words[layer][i]
+    top = token_strings(model_name, tuple(int(x) for x in lens.top_ids[layer, :, 0]))[i]  # this layer only: the grid's words are built once (lens_heatmap_spec)
     st.markdown(t("block.lens.reading", layer=num(layer), token=md(inputs[i]), top=md(top),
                   p=num(float(lens.top_probs[layer, i, 0]), 3), final=md(finals[i]),
                   rank=num(int(lens.final_rank[layer, i]) + 1), pf=num(float(lens.final_prob[layer, i]), 3)))
