@@ -56,7 +56,9 @@ def bertviz() -> None:
     layer = view.selected(lm, cap)[0]
     st.subheader(t("attention.bertviz.header"))
     lesson.show(text, "bertviz")
-    view.bertviz_section(core.model_name(), cap, layer)
+    # On demand: its page reloads at each layer move (two thirds of a layer move in the browser).
+    if st.toggle(t("attention.bertviz.show"), key="attention.bertviz_on", help=t("attention.bertviz.show_help")):
+        view.bertviz_section(core.model_name(), cap, layer)
 
 
 @st.fragment(key="attention.formula")

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from lib import i18n
+from lib.bertviz_view import head_view_html
 from lib.capture import run_capture
 from lib.quiz import load_bank
 from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model, chart_keys
@@ -54,9 +55,9 @@ def test_page_shows_the_live_heads_in_both_languages(lang, real, example):
     metrics = {m.label: m.value for m in at.metric}
     assert float(metrics[labels["attention.flash.diff"]]) < 1e-9
     assert metrics[labels["attention.gqa.saving"]].startswith("3")
-    # Pattern table, step matrices, both bertviz views, and every chart.
-    assert len(at.tabs) >= 9
-    assert len(at.get("iframe")) == 2
+    # Pattern table, step matrices, and every chart; bertviz on demand (below).
+    assert len(at.tabs) >= 7
+    assert len(at.get("iframe")) == 0
     keys = set(chart_keys(at))
     assert {"attention.heatmap", "attention.overview", "attention.gqa_chart", "attention.mask_chart",
             "attention.unmasked_chart", "attention.scaling_chart", "attention.cost_chart",
@@ -159,7 +160,11 @@ def test_bad_text_gets_a_message_not_a_traceback(lang, text, expect):
         assert any(x.value == labels["text.empty"] for x in at.info)
         assert chart(at, "attention.heatmap") is None and len(at.get("iframe")) == 0
         return
-    assert chart(at, "attention.heatmap") is not None and len(at.get("iframe")) == 2
+    # bertviz too, once opened (its head view; the model view is built when its tab opens).
+    at.toggle(key="attention.bertviz_on").set_value(True)
+    at.run()
+    assert not at.exception, at.exception
+    assert chart(at, "attention.heatmap") is not None and len(at.get("iframe")) == 1
     if expect == "attention.pattern.one_token":
         assert any(x.value == labels[expect] for x in at.info)
         assert any(x.value == labels["attention.unmasked.one_token"] for x in at.info)
@@ -203,7 +208,10 @@ def test_gpt2_family_has_no_gqa_and_uses_c_proj(tiny_gpt2, monkeypatch):
     check = next(s.value for s in at.success if s.value.startswith(prefix(labels["attention.check"])))
     assert float(re.search(r"([0-9.]+e[-+][0-9]+)", check).group(1)) < 1e-4
     assert {m.label: m.value for m in at.metric}[labels["attention.gqa.saving"]].startswith("1")
-    assert len(at.get("iframe")) == 2
+    at.toggle(key="attention.bertviz_on").set_value(True)
+    at.run()
+    assert not at.exception, at.exception
+    assert len(at.get("iframe")) == 1
 
 
 @pytest.mark.parametrize("lang", i18n.LANGS)
@@ -218,11 +226,41 @@ def test_quiz_answer_is_graded(lang):
     assert at.session_state["quiz.results"]["attention"] == {q.id: True}
 
 
-def test_a_new_layer_reruns_every_section_that_draws_the_head_and_nothing_else(real):
-    """The layer slider reruns the head's fragments only (live view, bertviz, formula, mask, flash),
-    and every one of them draws the new layer: none is left showing the previous head."""
+def test_bertviz_opens_on_demand_and_builds_only_the_open_view(real, example):
+    """bertviz's views are pages of their own for the browser to load: shown when the learner opens
+    them (issue 15), and then only the view in the open tab is built and sent."""
     at = start("en", PAGE)
     labels = i18n.ui("en")
+    layer = at.slider(key="attention.layer").value
+    assert at.toggle(key="attention.bertviz_on").value is False and len(at.get("iframe")) == 0
+    at.toggle(key="attention.bertviz_on").set_value(True)
+    at.run()
+    assert not at.exception, at.exception
+    (head_view,) = at.get("iframe")  # the head view alone, of the chosen layer (oracle: bertviz on a fresh capture)
+    n = min(example.n_tokens, 48)  # BERTVIZ_HEAD_TOKENS
+    expected = head_view_html(example.attn[:, :, :n, :n], list(example.tokens[:n]), layers=[layer])
+    def same(html: str) -> str:  # bertviz names its element with a fresh random id each time
+        return re.sub(r"bertviz-[0-9a-f]{32}", "bertviz-ID", html)
+
+    assert same(head_view.proto.srcdoc) == same(expected.html)
+    assert any(c.value.startswith(prefix(i18n.fill(labels["attention.bertviz.head_cap"], layer=str(layer))))
+               for c in at.caption)
+    at.session_state["attention.bertviz_tab"] = labels["attention.bertviz.model_tab"]
+    at.run()
+    (model_view,) = at.get("iframe")
+    assert model_view.proto.srcdoc != head_view.proto.srcdoc
+    assert any(c.value.startswith(prefix(labels["attention.bertviz.model_cap"])) for c in at.caption)
+
+
+@pytest.mark.parametrize("bertviz_open", [True, False])
+def test_a_new_layer_reruns_every_section_that_draws_the_head_and_nothing_else(real, bertviz_open):
+    """The layer slider reruns the head's fragments only (live view, formula, mask, flash, and bertviz
+    when it is open), and every one of them draws the new layer: none shows the previous head."""
+    at = start("en", PAGE)
+    labels = i18n.ui("en")
+    if bertviz_open:
+        at.toggle(key="attention.bertviz_on").set_value(True)
+        at.run()
     assert at.slider(key="attention.layer").value != 3
     at.slider(key="attention.layer").set_value(3)
     at.run()
@@ -236,7 +274,8 @@ def test_a_new_layer_reruns_every_section_that_draws_the_head_and_nothing_else(r
     body = page_text(at)
     assert i18n.fill(labels["attention.step.proj_module"], module="self_attn.o_proj", layer="3") in body
     bertviz_head = prefix(i18n.fill(labels["attention.bertviz.head_cap"], layer="3"))  # up to the token count
-    assert any(c.value.startswith(bertviz_head) for c in at.caption)
+    assert any(c.value.startswith(bertviz_head) for c in at.caption) == bertviz_open
+    assert len(at.get("iframe")) == int(bertviz_open)
     assert chart(at, "attention.flash_chart") is not None
     # A full run afterwards draws the same head everywhere, the sidebar back.
     at.run()
@@ -250,6 +289,8 @@ def test_a_new_head_reruns_the_head_sections_but_not_bertviz(real):
     sections that draw one head, each with the new head."""
     at = start("en", PAGE)
     labels = i18n.ui("en")
+    at.toggle(key="attention.bertviz_on").set_value(True)
+    at.run()
     layer = at.slider(key="attention.layer").value
     at.slider(key="attention.head").set_value(2)
     at.run()

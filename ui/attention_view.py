@@ -130,8 +130,9 @@ HEAD_FRAGMENTS = ("attention.live", "attention.bertviz", "attention.formula", "a
 
 
 def rerun_head_sections() -> None:
-    """Callback of the layer slider: rerun every section that draws the chosen layer's head."""
-    st.rerun(list(HEAD_FRAGMENTS))
+    """Callback of the layer slider: rerun every section that draws the chosen layer's head (bertviz
+    only while the learner has it open)."""
+    st.rerun([f for f in HEAD_FRAGMENTS if f != "attention.bertviz" or st.session_state.get("attention.bertviz_on")])
 
 
 def rerun_one_head_sections() -> None:
@@ -613,27 +614,32 @@ def flash_section(model_name: str, cap: Capture, layer: int, head: int, naive: n
 
 
 def bertviz_section(model_name: str, cap: Capture, layer: int) -> None:
-    tabs = st.tabs([t("attention.bertviz.head_tab"), t("attention.bertviz.model_tab")])
-    with tabs[0]:
-        n = min(cap.n_tokens, BERTVIZ_HEAD_TOKENS)
-        st.caption(t("attention.bertviz.head_cap", layer=num(layer), n=num(n), total=num(cap.n_tokens)))
-        view = bertviz(model_name, cap.text, core.cut(cap), "head", (layer,), n)
-        if not view.offline:
-            st.warning(t("bertviz.cdn"))
-        st.iframe(view.html, height=max(360, 22 * n + 140))
-    with tabs[1]:
-        default = [layer]
-        kept = [c for c in st.session_state.get("attention.bertviz_layers", default) if 0 <= c < cap.n_layers]
-        st.session_state["attention.bertviz_layers"] = kept[:BERTVIZ_MODEL_LAYERS] or default
-        chosen = st.multiselect(t("attention.bertviz.layers", max=num(BERTVIZ_MODEL_LAYERS)),
-                                options=list(range(cap.n_layers)), max_selections=BERTVIZ_MODEL_LAYERS,
-                                key="attention.bertviz_layers") or default
-        n = min(cap.n_tokens, BERTVIZ_MODEL_TOKENS)
-        st.caption(t("attention.bertviz.model_cap", n=num(n), total=num(cap.n_tokens), layers=num(len(chosen))))
-        view = bertviz(model_name, cap.text, core.cut(cap), "model", tuple(sorted(chosen)), n)
-        if not view.offline:
-            st.warning(t("bertviz.cdn"))
-        st.iframe(view.html, height=140 * len(chosen) + 160)
+    """bertviz's two views, in tabs that know which one is open: only that view's page is built
+    and sent (each is a document of its own for the browser to load)."""
+    tabs = st.tabs([t("attention.bertviz.head_tab"), t("attention.bertviz.model_tab")], key="attention.bertviz_tab",
+                   on_change="rerun")
+    if tabs[0].open:
+        with tabs[0]:
+            n = min(cap.n_tokens, BERTVIZ_HEAD_TOKENS)
+            st.caption(t("attention.bertviz.head_cap", layer=num(layer), n=num(n), total=num(cap.n_tokens)))
+            view = bertviz(model_name, cap.text, core.cut(cap), "head", (layer,), n)
+            if not view.offline:
+                st.warning(t("bertviz.cdn"))
+            st.iframe(view.html, height=max(360, 22 * n + 140))
+    if tabs[1].open:
+        with tabs[1]:
+            default = [layer]
+            kept = [c for c in st.session_state.get("attention.bertviz_layers", default) if 0 <= c < cap.n_layers]
+            st.session_state["attention.bertviz_layers"] = kept[:BERTVIZ_MODEL_LAYERS] or default
+            chosen = st.multiselect(t("attention.bertviz.layers", max=num(BERTVIZ_MODEL_LAYERS)),
+                                    options=list(range(cap.n_layers)), max_selections=BERTVIZ_MODEL_LAYERS,
+                                    key="attention.bertviz_layers") or default
+            n = min(cap.n_tokens, BERTVIZ_MODEL_TOKENS)
+            st.caption(t("attention.bertviz.model_cap", n=num(n), total=num(cap.n_tokens), layers=num(len(chosen))))
+            view = bertviz(model_name, cap.text, core.cut(cap), "model", tuple(sorted(chosen)), n)
+            if not view.offline:
+                st.warning(t("bertviz.cdn"))
+            st.iframe(view.html, height=140 * len(chosen) + 160)
 
 
 def proj_name(loaded, layer: int) -> str:

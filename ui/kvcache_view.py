@@ -77,32 +77,42 @@ def flops(x: float) -> str:
 
 
 def number(key: str, label: str, default: float, lo: float, hi: float, integer: bool = True,
-           step: float | None = None) -> float:
-    """A number input that accepts anything typed, then clamps it into [lo, hi] with a notice."""
+           step: float | None = None, on_change=None) -> float:
+    """A number input that accepts anything typed, then clamps it into [lo, hi] with a notice.
+
+    Without `on_change` a new value reruns the input's own section (its fragment) alone."""
     full = f"kvcache.{key}"
     st.session_state.setdefault(full, default)
     raw = st.number_input(label, key=full, step=step if step is not None else (1 if integer else None),
-                          format=None if integer else "%g", on_change=rerun_priced)
+                          format=None if integer else "%g", on_change=on_change)
     c = K.clamp(raw, lo, hi, integer=integer)
     if c.changed:
         st.warning(t("kvcache.clamped", what=label, given=str(raw), used=num(c.value)))
     return c.value
 
 
-# The page's fragments that use the calculator's choice: a calculator widget reruns these alone,
-# not the measured cache, the timings, the parameter count, the prose nor the quiz.
+# The page's fragments that use the calculator's choice: a calculator widget reruns those that read
+# what it changed, not the measured cache, the timings, the parameter count, the prose nor the quiz.
+# The model (preset or pasted config) prices every one; the context and the number formats only the
+# calculator and serving; users and the card only the calculator (its own fragment, no callback).
 PRICED_SECTIONS = ("kvcache.calc", "kvcache.train", "kvcache.serve", "kvcache.moe")
+SIZED_SECTIONS = ("kvcache.calc", "kvcache.serve")
 CHOICE_KEY = "kvcache.choice"
 
 
 def rerun_priced() -> None:
-    """Callback of every calculator widget: rerun the sections that read its choice."""
+    """Callback of the model's widgets: rerun every section that reads the chosen model."""
     st.rerun(list(PRICED_SECTIONS))
+
+
+def rerun_sized() -> None:
+    """Callback of the context and number-format widgets: the calculator and serving read them."""
+    st.rerun(list(SIZED_SECTIONS))
 
 
 def _pick_context() -> None:
     st.session_state["kvcache.context"] = st.session_state["kvcache.context_pick"]
-    rerun_priced()
+    rerun_sized()
 
 
 def current_choice() -> "Choice | None":
@@ -128,7 +138,8 @@ def _custom_config() -> dict | None:
     cfg = {"model_type": "llama", "tie_word_embeddings": False}
     for i, (field, default, lo, hi) in enumerate(CUSTOM_FIELDS):
         with cols[i % 4]:
-            cfg[field] = number(f"custom.{field}", t(f"kvcache.field.{field}"), default, lo, hi)
+            cfg[field] = number(f"custom.{field}", t(f"kvcache.field.{field}"), default, lo, hi,
+                                on_change=rerun_priced)
     if cfg["num_key_value_heads"] > cfg["num_attention_heads"]:
         st.warning(t("kvcache.custom.kv_over", kv=num(cfg["num_key_value_heads"]), heads=num(cfg["num_attention_heads"])))
         cfg["num_key_value_heads"] = cfg["num_attention_heads"]
@@ -190,13 +201,13 @@ def calculator(live_config: dict, live_name: str, live_params: int) -> Choice:
                      format_func=ticks.__getitem__)
     c1, c2, c3 = st.columns(3)
     with c1:
-        tokens = number("context", t("kvcache.context"), 8192, 1, MAX_TOKENS, step=1024)
+        tokens = number("context", t("kvcache.context"), 8192, 1, MAX_TOKENS, step=1024, on_change=rerun_sized)
         users = number("users", t("kvcache.users"), 10, 1, 100_000)
     with c2:
         cache_dtype = st.segmented_control(t("kvcache.cache_dtype"), list(A.CACHE_DTYPES), default="bf16",
-                                           key="kvcache.cache_dtype", on_change=rerun_priced) or "bf16"
+                                           key="kvcache.cache_dtype", on_change=rerun_sized) or "bf16"
         weight_dtype = st.segmented_control(t("kvcache.weight_dtype"), list(A.WEIGHT_DTYPES), default="bf16",
-                                            key="kvcache.weight_dtype", on_change=rerun_priced) or "bf16"
+                                            key="kvcache.weight_dtype", on_change=rerun_sized) or "bf16"
     with c3:
         card_gb = number("card_gb", t("kvcache.card_gb"), 80.0, 1.0, 100_000.0, integer=False, step=8.0)
     label = live_name if key == "live" else preset_label(key, live_name)

@@ -12,6 +12,10 @@ chart in place. plotly.js is the vendored copy in static/vendor (scripts/vendor_
 registry at set-up, served by Streamlit at /app/static/vendor/; nothing from a CDN). Where it is
 missing, `st.plotly_chart` draws the figure as before.
 
+A chart far from the screen is drawn when the learner scrolls to it (an IntersectionObserver, 300 px
+ahead), keeping its height meanwhile: a head move on the attention lesson redraws three charts of
+which the learner sees one, and the other two cost the browser's main thread ~40 ms for nothing.
+
 The figure travels as plotly's JSON (`plotly.io.to_json`), like st.plotly_chart's spec; the
 component's mode bar saves PNG or SVG like every other chart (ui/export.modebar_config).
 """
@@ -55,19 +59,45 @@ export default function ({ data, parentElement }) {
     parentElement.appendChild(box);
   }
   const plot = box.firstElementChild;
-  const spec = JSON.parse(data.spec);
-  const load = window.__ittPlotly || (window.__ittPlotly = new Promise((ok, fail) => {
-    if (window.Plotly) { ok(window.Plotly); return; }
-    const s = document.createElement("script");
-    s.src = data.src;
-    s.onload = () => ok(window.Plotly);
-    s.onerror = () => { window.__ittPlotly = null; fail(new Error("plotly.js not served")); };
-    document.head.appendChild(s);
-  }));
-  load.then((Plotly) => {
-    const config = Object.assign({ responsive: true }, data.config);
-    Plotly.react(plot, spec.data, spec.layout, config);
-  }).catch(() => { plot.textContent = "(chart unavailable: plotly.js was not served)"; });
+  // The newest figure waits on the box; it is drawn now if the box is on screen (or close to it),
+  // else when the learner scrolls to it: a slider that redraws several charts down the page costs
+  // the browser only the ones in sight. The box keeps the chart's height meanwhile (no jump).
+  box.__ittWanted = data;
+  if (!box.__ittDrawn && data.height) box.style.minHeight = data.height + "px";
+  const draw = () => {
+    const want = box.__ittWanted;
+    if (!want || box.__ittDrawn === want.spec) return;
+    box.__ittDrawn = want.spec;
+    const spec = JSON.parse(want.spec);
+    const load = window.__ittPlotly || (window.__ittPlotly = new Promise((ok, fail) => {
+      if (window.Plotly) { ok(window.Plotly); return; }
+      const s = document.createElement("script");
+      s.src = want.src;
+      s.onload = () => ok(window.Plotly);
+      s.onerror = () => { window.__ittPlotly = null; fail(new Error("plotly.js not served")); };
+      document.head.appendChild(s);
+    }));
+    load.then((Plotly) => {
+      const config = Object.assign({ responsive: true }, want.config);
+      return Plotly.react(plot, spec.data, spec.layout, config);
+    }).then(() => { box.style.minHeight = ""; box.dataset.drawn = "yes"; })
+      .catch(() => { plot.textContent = "(chart unavailable: plotly.js was not served)"; });
+  };
+  if (!box.__ittSeen) {
+    // The page scrolls inside Streamlit's main container, not the document: that container is the
+    // root, so the margin below reaches past its edge (with the viewport as root it would not).
+    let root = box.parentElement;
+    while (root && root !== document.body && !/(auto|scroll)/.test(getComputedStyle(root).overflowY)) {
+      root = root.parentElement;
+    }
+    box.__ittSeen = new IntersectionObserver((seen) => {
+      box.__ittVisible = seen[seen.length - 1].isIntersecting;
+      if (box.__ittVisible) draw();
+    }, { root: root && root !== document.body ? root : null, rootMargin: "300px 0px" });
+    box.__ittSeen.observe(box);
+  } else if (box.__ittVisible) {
+    draw();
+  }
 }
 """
 _component = st.components.v2.component("itt_live_chart", js=_JS, isolate_styles=False)
@@ -90,7 +120,9 @@ def live_chart(figure, key: str, where=None) -> None:
     if not available():
         (where or st).plotly_chart(figure, key=key)
         return
-    data = {"spec": spec_json(figure), "config": modebar_config(key), "src": PLOTLY_URL}
+    spec = figure.to_dict() if hasattr(figure, "to_dict") else dict(figure)
+    data = {"spec": spec_json(spec), "config": modebar_config(key), "src": PLOTLY_URL,
+            "height": spec.get("layout", {}).get("height") or 450}  # plotly's default height
     if where is None:
         _component(key=key, data=data)
     else:

@@ -1,7 +1,8 @@
 """The attention lesson in the real browser, with no internet.
 
 A learner types a text holding an HTML tag, opens the lesson, picks a head with the slider and
-by clicking its thumbnail in the overview, and sees the heatmap and both bertviz views drawn.
+by clicking its thumbnail in the overview, and sees the heatmap and, once opened, both bertviz
+views drawn.
 The token `<img src=x onerror=alert(1)>` must show as characters and run nothing: no dialog, no
 image element. The `page` fixture fails the test if any request left this machine.
 """
@@ -44,9 +45,12 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     expect(heatmap.get_by_text(i18n.fill(title, layer="15", head="8"))).to_be_visible(timeout=APP_TIMEOUT_MS)
     assert heatmap.locator(".js-plotly-plot").first.evaluate("e => e.dataset.ittBefore") == "yes"
     # The slider reruns its section and the other sections drawing the head: the mask's
-    # unmasked heatmap, far down the page, follows it too.
+    # unmasked heatmap, far down the page, follows it too. Being out of sight, it is drawn when
+    # the learner scrolls to it (ui.live_chart), not at each move.
     unmasked = page.locator(".st-key-attention-unmasked_chart")
-    expect(unmasked.get_by_text(i18n.fill(en["attention.unmasked.title"], layer="15", head="8"))).to_be_attached(
+    assert unmasked.locator('[data-testid="ittLiveChart"][data-drawn="yes"]').count() == 0
+    unmasked.scroll_into_view_if_needed()
+    expect(unmasked.get_by_text(i18n.fill(en["attention.unmasked.title"], layer="15", head="8"))).to_be_visible(
         timeout=APP_TIMEOUT_MS)
 
     # Click the thumbnail of layer 2, head 7 in the overview: that head opens above.
@@ -59,11 +63,16 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     click(page, target, at_center=True)
     expect(heatmap.get_by_text(i18n.fill(title, layer="2", head="7"))).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(page.locator(".st-key-attention-layer").get_by_role("slider")).to_have_value("2")
-    expect(unmasked.get_by_text(i18n.fill(en["attention.unmasked.title"], layer="2", head="7"))).to_be_attached(
+    unmasked.scroll_into_view_if_needed()
+    expect(unmasked.get_by_text(i18n.fill(en["attention.unmasked.title"], layer="2", head="7"))).to_be_visible(
         timeout=APP_TIMEOUT_MS)
 
-    # bertviz's head view draws the chosen layer from the vendored JavaScript (anything from a CDN
-    # would be blocked and fail the test), with the tag shown as a token, not parsed.
+    # bertviz opens on demand. Its head view draws the chosen layer from the vendored JavaScript
+    # (anything from a CDN would be blocked and fail the test), with the tag shown as a token, not parsed.
+    assert page.locator('iframe[title="st.iframe"]').count() == 0
+    bertviz_on = page.locator(".st-key-attention-bertviz_on")
+    bertviz_on.scroll_into_view_if_needed()
+    click(page, bertviz_on.get_by_text(en["attention.bertviz.show"]))
     frames = page.frame_locator('iframe[title="st.iframe"]')
     head_view = frames.first
     page.locator('iframe[title="st.iframe"]').first.scroll_into_view_if_needed()
@@ -73,10 +82,11 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     assert "<" in tokens and "img" in tokens
     assert head_view.locator("img").count() == 0
 
-    # The model view, in its tab.
-    click(page, page.get_by_role("tab", name=en["attention.bertviz.model_tab"]), rerun=False)
-    model_view = frames.nth(1)
+    # The model view, in its tab (built when the tab opens, in place of the head view).
+    click(page, page.get_by_role("tab", name=en["attention.bertviz.model_tab"]))
+    model_view = page.frame_locator('iframe[title="st.iframe"]').first
     expect(model_view.locator("#vis svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
+    expect(page.locator('iframe[title="st.iframe"]')).to_have_count(1)
 
     # Nothing ran: no alert, no <img src=x> anywhere on the page, no exception.
     assert dialogs == []

@@ -30,8 +30,9 @@ def test_position_slider_turns_the_pair(page, app_url):
     en = i18n.ui("en")
     page.set_viewport_size({"width": 1400, "height": 1000})
     goto(page, f"{app_url}/position?lang=en", en["lesson.position.title"])
+    box = page.locator(".st-key-position-rotation_chart")  # drawn once in sight (ui.live_chart)
+    box.scroll_into_view_if_needed()
     chart = page.locator(CHARTS).filter(has_text=rotation_title("en", 5))
-    chart.first.scroll_into_view_if_needed()
     expect(chart.first.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
     # Trace 2 of the figure is the arrow to the pair's point at position m.
     arrow_before = chart.first.locator("g.trace.scatter").nth(2).inner_html()
