@@ -69,14 +69,12 @@ def formula() -> None:
     out = view.layer_output(core.model_name(), cap.text, DEFAULT_MAX_TOKENS, layer)
     view.formula_steps(cap, steps, out, head)
     st.caption(t("attention.step.proj_module", module=view.proj_name(lm, layer), layer=num(layer)))
-    lesson.show(text, "concat")
 
 
 @st.fragment(key="attention.mask")
 def mask() -> None:
     layer, head, scale = view.selected(lm, cap)
     view.mask_section(cap, scale, layer, head)
-    lesson.show(text, "unmasked")
 
 
 @st.fragment(key="attention.flash")
@@ -94,6 +92,7 @@ st.header(t("attention.formula.header"))
 lesson.show(text, "formula", d_head=num(info.d_head), root=num(info.d_head ** 0.5, 2))
 if cap is not None:
     formula()
+    lesson.show(text, "concat")  # prose the same for every head: outside the section a head move reruns
 
 st.header(t("attention.scaling.header"))
 lesson.show(text, "why_scale")
@@ -109,6 +108,7 @@ lesson.show(text, "mask")
 view.mask_kinds()
 if cap is not None:
     mask()
+    lesson.show(text, "unmasked")
 
 st.header(t("attention.cost.header"))
 lesson.show(text, "cost")

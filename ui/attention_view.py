@@ -117,8 +117,22 @@ def scaling(d_head: int, seed: int) -> att.ScalingDemo:
     return att.scaling_demo(d_head, seed=seed)
 
 
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _steps(model_name: str, text: str, max_tokens: int, layer: int, head: int, scale: float,
+           causal: bool) -> att.HeadSteps:
+    steps = att.capture_head_steps(_cap(model_name, text, max_tokens), layer, head, scale=scale, causal=causal)
+    for value in vars(steps).values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)  # shared by every session
+    return steps
+
+
 def steps_of(cap: Capture, layer: int, head: int, scale: float, causal: bool = True) -> att.HeadSteps:
-    return att.capture_head_steps(cap, layer, head, scale=scale, causal=causal)
+    """The formula's steps for one head, computed once per head and kept for the few heads last
+    seen: the live view, the formula, the mask and flash sections all read them at each move (at
+    most 4 entries of four float64 [T, T] matrices: 34 MB at 512 tokens, 0.1 MB at the default
+    text). Read only: the arrays are shared by every session."""
+    return _steps(core.model_name(), cap.text, core.cut(cap), layer, head, float(scale), causal)
 
 
 # --------------------------------------------------------------------------- selection
