@@ -19,6 +19,7 @@ from plotly.subplots import make_subplots
 from lib import attention as att
 from lib.bertviz_view import head_view_html, model_view_html
 from lib.capture import Capture, max_tokens_for
+from lib.quiz import format_number
 from lib.reference import REFERENCE_MODELS
 from ui.cache import get_capture, get_model
 from ui import core
@@ -360,10 +361,13 @@ def flash_figure(run: att.FlashRun, step: int, n_tokens: int, labels: dict[str, 
 # --------------------------------------------------------------------------- page sections
 
 
-def matrix(mat: np.ndarray, rows: list[str], cols: list[str], digits: int = 2) -> pd.DataFrame:
-    """A small matrix as a table of text: numbers written the language's way, -inf as −∞ (the mask)."""
-    cells = [["−∞" if np.isneginf(x) else num(float(x), digits) for x in row] for row in np.asarray(mat)]
-    return pd.DataFrame(cells, index=rows, columns=cols)
+def matrix(mat: np.ndarray, rows: list[str], cols: list[str], digits: int = 2, more: bool = False) -> pd.DataFrame:
+    """A small matrix as a table of text: numbers written the language's way, -inf as −∞ (the mask);
+    `more` adds a last column "…" (the dimensions not shown)."""
+    language = core.lang()
+    cells = [["−∞" if x == -np.inf else format_number(round(x, digits), language) for x in row.tolist()]
+             + (["…"] if more else []) for row in np.asarray(mat, dtype=np.float64)]
+    return pd.DataFrame(cells, index=rows, columns=cols + (["…"] if more else []))
 
 
 def head_heatmap(cap: Capture, steps: att.HeadSteps, layer: int, head: int) -> None:
@@ -429,10 +433,7 @@ def formula_steps(cap: Capture, steps: att.HeadSteps, out: att.LayerOutput, head
     dims = [f"d{j}" for j in range(d)] + (["…"] if steps.q.shape[1] > d else [])
 
     def qkv(a):
-        m = matrix(a[:n, :d], rows, dims[:d])
-        if steps.q.shape[1] > d:
-            m["…"] = "…"
-        return m
+        return matrix(a[:n, :d], rows, dims[:d], more=steps.q.shape[1] > d)
 
     # Tabs that know which one is open: only that tab's table is built and sent (a head move used to
     # rebuild all eight tables and the chart, most of the section's time); a click on a tab reruns
@@ -622,7 +623,7 @@ def flash_section(model_name: str, cap: Capture, layer: int, head: int, naive: n
     cols[0].metric(t("attention.flash.diff"), f"{diff:.1e}")
     cols[1].metric(t("attention.flash.naive_mem"), f"{num(run.naive_bytes / 1024, 1)} KiB")
     cols[2].metric(t("attention.flash.tiled_mem"), f"{num(run.tiled_bytes / 1024, 1)} KiB")
-    far_naive, far_tiled = att.attention_memory(FAR_TOKENS, cap.q.shape[-1], run.block_q, run.block_k)
+    far_naive, far_tiled = att.attention_memory(FAR_TOKENS, naive.shape[-1], run.block_q, run.block_k)
     st.caption(t("attention.flash.mem_caption", far=num(FAR_TOKENS), naive=num(far_naive / 1e9, 1),
                  tiled=num(far_tiled / 1e6, 2)))
 
