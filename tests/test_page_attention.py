@@ -239,6 +239,7 @@ def test_bertviz_opens_on_demand_and_builds_only_the_open_view(real, example):
     (head_view,) = at.get("iframe")  # the head view alone, of the chosen layer (oracle: bertviz on a fresh capture)
     n = min(example.n_tokens, 48)  # BERTVIZ_HEAD_TOKENS
     expected = head_view_html(example.attn[:, :, :n, :n], list(example.tokens[:n]), layers=[layer])
+
     def same(html: str) -> str:  # bertviz names its element with a fresh random id each time
         return re.sub(r"bertviz-[0-9a-f]{32}", "bertviz-ID", html)
 

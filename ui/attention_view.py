@@ -19,7 +19,6 @@ from plotly.subplots import make_subplots
 from lib import attention as att
 from lib.bertviz_view import head_view_html, model_view_html
 from lib.capture import Capture, max_tokens_for
-from lib.quiz import format_number
 from lib.reference import REFERENCE_MODELS
 from ui.cache import get_capture, get_model
 from ui import core
@@ -365,7 +364,7 @@ def matrix(mat: np.ndarray, rows: list[str], cols: list[str], digits: int = 2, m
     """A small matrix as a table of text: numbers written the language's way, -inf as −∞ (the mask);
     `more` adds a last column "…" (the dimensions not shown)."""
     language = core.lang()
-    cells = [["−∞" if x == -np.inf else format_number(round(x, digits), language) for x in row.tolist()]
+    cells = [["−∞" if x == -np.inf else num(x, digits, language) for x in row.tolist()]
              + (["…"] if more else []) for row in np.asarray(mat, dtype=np.float64)]
     return pd.DataFrame(cells, index=rows, columns=cols + (["…"] if more else []))
 

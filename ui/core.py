@@ -31,11 +31,13 @@ def t(key: str, **values) -> str:
     return i18n.fill(text, **{k: v for k, v in values.items()}) if values else text
 
 
-def num(value: float, digits: int | None = None) -> str:
-    """A number written the way the current language writes it (6,4 in Italian, 6.4 in English)."""
+def num(value: float, digits: int | None = None, language: str | None = None) -> str:
+    """A number written the way the current language writes it (6,4 in Italian, 6.4 in English).
+
+    `language`: the current one read once by a caller writing many numbers (a table's cells)."""
     if digits is not None:
         value = round(value, digits)
-    return format_number(value, lang())
+    return format_number(value, language or lang())
 
 
 def big(n: float) -> str:

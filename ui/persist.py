@@ -29,6 +29,7 @@ from lib import progress_code as pc
 from lib.quiz import grade, load_bank
 from ui import nav
 from ui.core import lang, num, t
+from ui.sidebar import TEXT_KEPT
 
 STORE_KEY = "app.store"
 STORAGE_NAME = "inside-transformer.progress"  # the local-storage entry (one per origin)
@@ -125,7 +126,7 @@ def _on_stored() -> None:
     # That message is not the learner typing: when it follows a lesson switch at once, the browser
     # sends it with the text box empty (measured: the text went from 44 characters to none, and
     # every section needing it vanished). Keep the text the last run had.
-    kept = ss.get("app.text_kept")
+    kept = ss.get(TEXT_KEPT)
     if kept and not ss.get("app.text"):
         ss["app.text"] = kept
     value = ss.get(STORE_KEY)
