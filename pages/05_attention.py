@@ -10,7 +10,7 @@ import streamlit as st
 from lib import attention as att
 from lib.capture import DEFAULT_MAX_TOKENS
 from ui import attention_view as view
-from ui import core, differs_view, lesson, nav, quiz_widget
+from ui import core, differs_view, follow, lesson, nav, quiz_widget
 from ui.core import num, t
 
 text = lesson.sections("attention")
@@ -27,9 +27,12 @@ lesson.show(text, "heatmap", model_name=name, n_layers=num(info.n_layers), n_hea
 cap = core.capture()
 
 
-@st.fragment(key="attention.live")
+@st.fragment(key=view.LIVE_SECTION)
 def live() -> None:
+    """The sliders and the chosen head: a move reruns this section alone; the sections below that
+    draw the head follow it when the learner reaches them (ui/follow.py)."""
     layer, head = view.choose_head(cap.n_layers, cap.n_heads)
+    follow.publish({"attention.layer": str(layer), "attention.head": f"{layer}:{head}"}, key="attention.chosen")
     scale = att.module_scale(lm, layer)
     steps = view.steps_of(cap, layer, head, scale)
     scores = view.patterns(core.model_name(), cap.text, DEFAULT_MAX_TOKENS)
@@ -58,29 +61,33 @@ def bertviz() -> None:
     lesson.show(text, "bertviz")
     # On demand: its page reloads at each layer move (two thirds of a layer move in the browser).
     if st.toggle(t("attention.bertviz.show"), key="attention.bertviz_on", help=t("attention.bertviz.show_help")):
-        view.bertviz_section(core.model_name(), cap, layer)
+        with follow.following("attention.layer", str(layer), key="attention.bertviz_box"):
+            view.bertviz_section(core.model_name(), cap, layer)
 
 
 @st.fragment(key="attention.formula")
 def formula() -> None:
     layer, head, scale = view.selected(lm, cap)
-    steps = view.steps_of(cap, layer, head, scale)
-    view.check_against_model(cap, steps, layer, head)
-    out = view.layer_output(core.model_name(), cap.text, DEFAULT_MAX_TOKENS, layer)
-    view.formula_steps(cap, steps, out, head)
-    st.caption(t("attention.step.proj_module", module=view.proj_name(lm, layer), layer=num(layer)))
+    with follow.following("attention.head", f"{layer}:{head}", key="attention.formula_box"):
+        steps = view.steps_of(cap, layer, head, scale)
+        view.check_against_model(cap, steps, layer, head)
+        out = view.layer_output(core.model_name(), cap.text, DEFAULT_MAX_TOKENS, layer)
+        view.formula_steps(cap, steps, out, head)
+        st.caption(t("attention.step.proj_module", module=view.proj_name(lm, layer), layer=num(layer)))
 
 
 @st.fragment(key="attention.mask")
 def mask() -> None:
     layer, head, scale = view.selected(lm, cap)
-    view.mask_section(cap, scale, layer, head)
+    with follow.following("attention.head", f"{layer}:{head}", key="attention.mask_box"):
+        view.mask_section(cap, scale, layer, head)
 
 
 @st.fragment(key="attention.flash")
 def flash() -> None:
     layer, head, scale = view.selected(lm, cap)
-    view.flash_section(core.model_name(), cap, layer, head, view.steps_of(cap, layer, head, scale).out)
+    with follow.following("attention.head", f"{layer}:{head}", key="attention.flash_box"):
+        view.flash_section(core.model_name(), cap, layer, head, view.steps_of(cap, layer, head, scale).out)
 
 
 if cap is not None:

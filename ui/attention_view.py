@@ -138,20 +138,10 @@ def steps_of(cap: Capture, layer: int, head: int, scale: float, causal: bool = T
 # --------------------------------------------------------------------------- selection
 
 
-# The page's fragments that draw the selected head: a new layer or head reruns these alone
-# (not the sidebar, the prose, nor the sections that do not depend on the head).
-HEAD_FRAGMENTS = ("attention.live", "attention.bertviz", "attention.formula", "attention.mask", "attention.flash")
-
-
-def rerun_head_sections() -> None:
-    """Callback of the layer slider: rerun every section that draws the chosen layer's head (bertviz
-    only while the learner has it open)."""
-    st.rerun([f for f in HEAD_FRAGMENTS if f != "attention.bertviz" or st.session_state.get("attention.bertviz_on")])
-
-
-def rerun_one_head_sections() -> None:
-    """Callback of the head slider: bertviz draws every head of the layer, so it stays as it is."""
-    st.rerun([f for f in HEAD_FRAGMENTS if f != "attention.bertviz"])
+# The page's section that holds the layer and head sliders (pages/05_attention.py): a slider move
+# reruns it alone, in one script run; the sections further down that draw the chosen head follow
+# when the learner reaches them (ui/follow.py).
+LIVE_SECTION = "attention.live"
 
 
 def selected(lm, cap: Capture) -> tuple[int, int, float]:
@@ -172,9 +162,9 @@ def choose_head(n_layers: int, n_heads: int) -> tuple[int, int]:
     st.session_state["attention.layer"], st.session_state["attention.head"] = layer, head
     left, right = st.columns(2)
     layer = left.slider(t("attention.layer"), 0, max(n_layers - 1, 1), key="attention.layer",
-                        disabled=n_layers == 1, on_change=rerun_head_sections)
+                        disabled=n_layers == 1)
     head = right.slider(t("attention.head"), 0, max(n_heads - 1, 1), key="attention.head",
-                        disabled=n_heads == 1, on_change=rerun_one_head_sections)
+                        disabled=n_heads == 1)
     return att.clamp_head(n_layers, n_heads, layer, head)
 
 
@@ -186,7 +176,7 @@ def open_clicked_head() -> None:
         data = p.get("customdata")
         if data is not None and len(data) >= 2:
             st.session_state["attention.layer"], st.session_state["attention.head"] = int(data[0]), int(data[1])
-            rerun_head_sections()
+            st.rerun(LIVE_SECTION)  # the click is in the overview's own section: rerun the sliders' one
 
 
 # --------------------------------------------------------------------------- figures
@@ -476,21 +466,43 @@ def check_against_model(cap: Capture, steps: att.HeadSteps, layer: int, head: in
 
 
 def gqa_section(info, cap: Capture | None, config: dict, live_name: str) -> None:
-    labels = {"q": t("attention.gqa.q"), "kv": t("attention.gqa.kv"),
-              "title": t("attention.gqa.title", h=num(info.n_heads), kv=num(info.n_kv_heads))}
+    """GQA's groups, whether the capture's heads of a group share their keys and values, and what
+    that saves. The same for every head: built once per model, text and language (the section
+    reruns with the head sliders)."""
+    lang = core.lang()
     left, right = st.columns([2, 3])
-    left.plotly_chart(gqa_figure(info.n_heads, info.n_kv_heads, labels), key="attention.gqa_chart")
+    left.plotly_chart(Spec(gqa_spec(info.n_heads, info.n_kv_heads, lang)), key="attention.gqa_chart")
     with right:
         if info.n_kv_heads == info.n_heads:
             st.info(t("attention.gqa.none"))
         elif cap is not None:
-            groups = att.gqa_groups(info.n_heads, info.n_kv_heads)
-            same = all(np.array_equal(cap.key(layer, h), cap.key(layer, g[0])) and
-                       np.array_equal(cap.value(layer, h), cap.value(layer, g[0]))
-                       for layer in range(cap.n_layers) for g in groups for h in g)
+            same = kv_shared(core.model_name(), cap.text, core.cut(cap), info.n_heads, info.n_kv_heads)
             st.success(t("attention.gqa.shared" if same else "attention.gqa.not_shared", g=num(info.group_size)))
         saving = {v.name: v for v in att.kv_variants(config, KV_TOKENS)}["grouped"].saving
         st.metric(t("attention.gqa.saving"), f"{num(saving, 1)}×")
+    st.dataframe(kv_table(live_name, config, lang), hide_index=True, key="attention.kv_table")
+    st.caption(t("attention.kv.caption", tokens=num(KV_TOKENS)))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def gqa_spec(n_heads: int, n_kv_heads: int, lang: str) -> dict:
+    labels = {"q": t("attention.gqa.q"), "kv": t("attention.gqa.kv"),
+              "title": t("attention.gqa.title", h=num(n_heads), kv=num(n_kv_heads))}
+    return gqa_figure(n_heads, n_kv_heads, labels).to_dict()
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def kv_shared(model_name: str, text: str, max_tokens: int, n_heads: int, n_kv_heads: int) -> bool:
+    """Whether every query head of a group reads the very same keys and values, in every layer."""
+    cap = _cap(model_name, text, max_tokens)
+    return all(np.array_equal(cap.key(layer, h), cap.key(layer, g[0])) and
+               np.array_equal(cap.value(layer, h), cap.value(layer, g[0]))
+               for layer in range(cap.n_layers) for g in att.gqa_groups(n_heads, n_kv_heads) for h in g)
+
+
+def kv_table(live_name: str, config: dict, lang: str) -> pd.DataFrame:
+    """The KV cache of each attention variant, for the live model and Llama-3 8B (a fresh frame:
+    `config` is the model's config dict, the language picks the labels)."""
     rows = []
     for name, cfg in ((live_name, config), ("Llama-3 8B", REFERENCE_MODELS["Llama-3 8B"])):
         for v in att.kv_variants(cfg, KV_TOKENS):
@@ -499,8 +511,7 @@ def gqa_section(info, cap: Capture | None, config: dict, live_name: str) -> None
                          t("attention.kv.mb"): num(v.bytes / 1e6, 1),
                          t("attention.kv.saving"): f"{num(v.saving, 1)}×",
                          t("attention.kv.effect"): t(f"attention.kv.effect.{v.name}")})
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="attention.kv_table")
-    st.caption(t("attention.kv.caption", tokens=num(KV_TOKENS)))
+    return pd.DataFrame(rows)
 
 
 def mask_kinds() -> None:
@@ -559,26 +570,42 @@ def scaling_spec(dh: int, lang: str) -> dict:
 
 def cost_section(info, n_tokens: int | None, live_name: str) -> None:
     width = info.n_heads * info.d_head
-    x = np.unique(np.geomspace(16, 131072, 60).astype(int))
-    llama = REFERENCE_MODELS["Llama-3 8B"]
-    curves = {live_name: (x, np.array([att.attention_flops(n, width, info.n_layers) for n in x])),
-              "Llama-3 8B": (x, np.array([att.attention_flops(n, llama["hidden_size"], llama["num_hidden_layers"])
-                                          for n in x]))}
-    mark = (n_tokens, att.attention_flops(n_tokens, width, info.n_layers)) if n_tokens else None
+    lang = core.lang()
     left, right = st.columns(2)
-    left.plotly_chart(cost_figure(curves, mark, {"x": t("attention.cost.x"), "y": t("attention.cost.y"),
-                                                 "title": t("attention.cost.title"), "yours": t("attention.cost.yours")}),
-                      key="attention.cost_chart")
-    mem = [att.attention_memory(int(n), info.d_head, 64, 64) for n in x]
-    right.plotly_chart(memory_figure(x, np.array([m[0] for m in mem]), np.array([m[1] for m in mem]),
-                                     {"x": t("attention.cost.x"), "y": t("attention.memory.y"),
-                                      "title": t("attention.memory.title"), "naive": t("attention.memory.naive"),
-                                      "tiled": t("attention.memory.tiled")}), key="attention.memory_chart")
+    left.plotly_chart(Spec(cost_spec(live_name, width, info.n_layers, n_tokens, lang)), key="attention.cost_chart")
+    right.plotly_chart(Spec(memory_spec(info.d_head, lang)), key="attention.memory_chart")
     if n_tokens:
         st.markdown(t("attention.cost.yours_text", n=num(n_tokens),
                       flops=num(att.attention_flops(n_tokens, width, info.n_layers) / 1e6, 1),
                       causal=num(att.attention_flops(n_tokens, width, info.n_layers, causal=True) / 1e6, 1),
                       l=num(info.n_layers), d=num(width)))
+
+
+COST_TOKENS = np.unique(np.geomspace(16, 131072, 60).astype(int))  # the cost curves' x: 16 to 128k tokens
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def cost_spec(live_name: str, width: int, n_layers: int, n_tokens: int | None, lang: str) -> dict:
+    """Attention's FLOPs against the text length, the live model beside Llama-3 8B, the learner's
+    text marked (the same for every head: built once per model, length and language)."""
+    x = COST_TOKENS
+    llama = REFERENCE_MODELS["Llama-3 8B"]
+    curves = {live_name: (x, np.array([att.attention_flops(n, width, n_layers) for n in x])),
+              "Llama-3 8B": (x, np.array([att.attention_flops(n, llama["hidden_size"], llama["num_hidden_layers"])
+                                          for n in x]))}
+    mark = (n_tokens, att.attention_flops(n_tokens, width, n_layers)) if n_tokens else None
+    return cost_figure(curves, mark, {"x": t("attention.cost.x"), "y": t("attention.cost.y"),
+                                      "title": t("attention.cost.title"), "yours": t("attention.cost.yours")}).to_dict()
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def memory_spec(d_head: int, lang: str) -> dict:
+    """The attention matrix's memory against a tiled run's, by text length."""
+    x = COST_TOKENS
+    mem = [att.attention_memory(int(n), d_head, 64, 64) for n in x]
+    return memory_figure(x, np.array([m[0] for m in mem]), np.array([m[1] for m in mem]),
+                         {"x": t("attention.cost.x"), "y": t("attention.memory.y"), "title": t("attention.memory.title"),
+                          "naive": t("attention.memory.naive"), "tiled": t("attention.memory.tiled")}).to_dict()
 
 
 def block_options(n_tokens: int) -> list[int]:

@@ -2,7 +2,7 @@
 
 A learner types a text holding an HTML tag, opens the lesson, picks a head with the slider and
 by clicking its thumbnail in the overview, and sees the heatmap and, once opened, both bertviz
-views drawn.
+views drawn. Sections further down follow the chosen head when the learner scrolls to them.
 The token `<img src=x onerror=alert(1)>` must show as characters and run nothing: no dialog, no
 image element. The `page` fixture fails the test if any request left this machine.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, slide, type_text
+from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, runs_of, slide, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -41,9 +41,14 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     # Pick the last head (8) with the keyboard on the head slider. The heatmap is updated in place
     # (ui.live_chart: Plotly.react on the same element), not built anew.
     heatmap.locator(".js-plotly-plot").first.evaluate("e => { e.dataset.ittBefore = 'yes'; }")
+    runs = runs_of(page)
+    started = runs.started
     slide(page, page.locator(".st-key-attention-head").get_by_role("slider"), "End", "8")
     expect(heatmap.get_by_text(i18n.fill(title, layer="15", head="8"))).to_be_visible(timeout=APP_TIMEOUT_MS)
     assert heatmap.locator(".js-plotly-plot").first.evaluate("e => e.dataset.ittBefore") == "yes"
+    # One script run for the move (the section holding the sliders), not a callback's run first:
+    # each run redraws the whole page in the browser.
+    assert runs.started - started == 1, runs.history
     # The slider reruns its section and the other sections drawing the head: the mask's
     # unmasked heatmap, far down the page, follows it too. Being out of sight, it is drawn when
     # the learner scrolls to it (ui.live_chart), not at each move.
@@ -81,6 +86,17 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     tokens = " ".join(head_view.locator("#vis svg text").all_text_contents())
     assert "<" in tokens and "img" in tokens
     assert head_view.locator("img").count() == 0
+    # A head move leaves bertviz's page as it is (it shows every head of the layer): not reloaded.
+    frame = page.locator('iframe[title="st.iframe"]').first
+    frame.evaluate("f => { f.contentWindow.ittKept = 'yes'; }")
+    slide(page, page.locator(".st-key-attention-head").get_by_role("slider"), "ArrowLeft", "6")
+    expect(heatmap.get_by_text(i18n.fill(title, layer="2", head="6"))).to_be_visible(timeout=APP_TIMEOUT_MS)
+    assert frame.evaluate("f => f.contentWindow.ittKept") == "yes"
+    # A layer move reruns the sliders' section alone; bertviz, in sight, follows it (ui/follow.py).
+    slide(page, page.locator(".st-key-attention-layer").get_by_role("slider"), "ArrowRight", "3")
+    page.locator('iframe[title="st.iframe"]').first.scroll_into_view_if_needed()
+    expect(page.frame_locator('iframe[title="st.iframe"]').first.locator("#layer")).to_have_value(
+        "3", timeout=APP_TIMEOUT_MS)
 
     # The model view, in its tab (built when the tab opens, in place of the head view).
     click(page, page.get_by_role("tab", name=en["attention.bertviz.model_tab"]))

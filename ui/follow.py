@@ -1,0 +1,126 @@
+"""Sections that follow a choice made higher up the page, brought up to date when the learner reaches them.
+
+On the attention lesson the layer and head sliders sit at the top, and four sections further down
+draw the chosen head (the formula's steps, the unmasked heatmap, flash attention, bertviz for the
+layer). A slider callback that reran them all cost two script runs per move (the callback's own,
+empty, then the sections'), and each run redraws the whole page in the browser; the sections far
+below were redrawn for a learner who could not see them.
+
+Now the slider reruns only its own section, which `publish`es the choice to the page. Each section
+that depends on it calls `follow` with what it drew: a small inline component (Streamlit
+components v2, no iframe) that, when its section is on screen or within 600 px of it, compares the
+two and, if they differ, reruns that section (a trigger value: the section it sits in reruns, as
+for any widget), once no script runs. A full run draws every section afresh, so they all agree
+after one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import streamlit as st
+
+# The newest values go on the window; every follower is told, and checks whether it is in sight.
+_PUBLISH_JS = r"""
+export default function ({ data }) {
+  const seen = window.__ittFollow || (window.__ittFollow = {});
+  let changed = false;
+  for (const [name, value] of Object.entries(data.values)) {
+    if (seen[name] !== value) { seen[name] = value; changed = true; }
+  }
+  if (changed) window.dispatchEvent(new Event("itt-follow"));
+}
+"""
+
+_FOLLOW_JS = r"""
+export default function ({ data, parentElement, setTriggerValue }) {
+  let box = parentElement.querySelector(":scope > div.itt-follow");
+  if (!box) {
+    box = document.createElement("div");
+    box.className = "itt-follow";
+    parentElement.appendChild(box);
+  }
+  box.__ittData = data;
+  box.dataset.drawn = data.drawn;
+  // The whole section counts, not only this empty element at its top (bertviz's page is tall).
+  const section = box.closest("." + data.within) || box;
+  // Ask only while no script runs: a request landing during another section's run cut that run
+  // short (Streamlit folds the two), and the browser kept the cut run's leftovers (seen with
+  // bertviz's tabs). When the run ends, every follower is told again.
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (app && window.__ittFollowApp !== app) {
+    window.__ittFollowApp = app;
+    new MutationObserver(() => {
+      if (app.dataset.testScriptState !== "running") window.dispatchEvent(new Event("itt-follow"));
+    }).observe(app, { attributes: true, attributeFilter: ["data-test-script-state"] });
+  }
+  const stale = () => {
+    const d = box.__ittData;
+    const now = (window.__ittFollow || {})[d.name];
+    const ok = box.isConnected && box.__ittVisible && now !== undefined && now !== d.drawn && box.__ittAsked !== now
+      && !(app && app.dataset.testScriptState === "running");
+    return ok ? now : undefined;
+  };
+  // A click that reruns a section also moves the page at once (a tab shows other content), which
+  // can bring a follower into sight in the same instant, before the app says it is running: the
+  // follower waits a moment and looks again.
+  const check = () => {
+    if (stale() === undefined || box.__ittWaiting) return;
+    box.__ittWaiting = setTimeout(() => {
+      box.__ittWaiting = null;
+      const now = stale();
+      if (now === undefined) return;
+      box.__ittAsked = now;
+      setTriggerValue("stale", now);
+    }, 250);
+  };
+  box.__ittCheck = check;
+  if (!box.__ittSeen) {
+    // Streamlit's main container scrolls, not the document: it is the observer's root (as in
+    // ui/live_chart.py), so the margin reaches ahead of what the learner sees.
+    let root = box.parentElement;
+    while (root && root !== document.body && !/(auto|scroll)/.test(getComputedStyle(root).overflowY)) {
+      root = root.parentElement;
+    }
+    box.__ittSeen = new IntersectionObserver((seen) => {
+      box.__ittVisible = seen[seen.length - 1].isIntersecting;
+      box.__ittCheck();
+    }, { root: root && root !== document.body ? root : null, rootMargin: "600px 0px" });
+    box.__ittSeen.observe(section);
+    const told = () => {
+      if (!box.isConnected) { window.removeEventListener("itt-follow", told); box.__ittSeen.disconnect(); return; }
+      box.__ittCheck();
+    };
+    window.addEventListener("itt-follow", told);
+  }
+  check();
+}
+"""
+
+_publish = st.components.v2.component("itt_follow_publish", js=_PUBLISH_JS)
+_follow = st.components.v2.component("itt_follow", js=_FOLLOW_JS)
+
+
+def _nothing() -> None:
+    """The trigger's callback: the rerun of the follower's section is all it asks for."""
+
+
+def publish(values: dict[str, str], key: str) -> None:
+    """Tell the page the current choice (`{name: value}`), from the section that holds its widgets."""
+    _publish(key=key, data={"values": dict(values)}, height=0)
+
+
+@contextmanager
+def following(name: str, drawn: str, key: str) -> Iterator[None]:
+    """The body of a section (a fragment) that drew `drawn` for the choice `name`: held in a container
+    `key`, rerun when any of it is in sight (or within 600 px) and the page's choice is another."""
+    with st.container(key=key):
+        _follow(key=f"{key}.follow", data={"name": name, "drawn": drawn, "within": css_class(key)},
+                on_stale_change=_nothing, height=0)
+        yield
+
+
+def css_class(key: str) -> str:
+    """The class Streamlit gives an element with this key ("a.b_c" -> "st-key-a-b_c")."""
+    return "st-key-" + key.replace(".", "-")
