@@ -9,7 +9,7 @@ import streamlit as st
 
 from lib import arithmetic as A
 from lib.reference import REFERENCE_MODELS
-from ui import core, differs_view, lesson, nav, quiz_widget
+from ui import core, differs_view, follow, lesson, nav, quiz_widget
 from ui import kvcache_view as view
 from ui.core import num, t
 
@@ -34,10 +34,11 @@ lesson.show(text, "calculator")
 
 @st.fragment(key="kvcache.calc")
 def calc() -> None:
-    """The calculator and the variants at its context: its widgets rerun this section and the three
-    below that price its choice (view.PRICED_SECTIONS), not the whole page."""
+    """The calculator and the variants at its context: its widgets rerun this section alone; the three
+    sections far below that price its choice follow when the learner reaches them (ui/follow.py)."""
     choice = view.calculator(lm.config, name, info.n_params)
     st.session_state[view.CHOICE_KEY] = choice
+    follow.publish({view.CHOICE_KEY: view.priced_mark(choice)}, key="kvcache.chosen")
     st.header(t("kvcache.variants.header"))
     lesson.show(text, "variants")
     rows = {v.kind: v for v in view.variants_section(choice.tokens, choice.cache_dtype, choice.card_gb)}
@@ -70,28 +71,33 @@ view.params_section(lm, name)
 
 @st.fragment(key="kvcache.train")
 def train() -> None:
-    label, _, n_params = view.current_choice().priced()
-    st.header(t("kvcache.train.header"))
-    lesson.show(text, "training", model=label)
-    view.training_section(n_params, label)
+    choice = view.current_choice()
+    label, _, n_params = choice.priced()
+    with follow.following(view.CHOICE_KEY, view.priced_mark(choice), key="kvcache.train_box"):
+        st.header(t("kvcache.train.header"))
+        lesson.show(text, "training", model=label)
+        view.training_section(n_params, label)
 
 
 @st.fragment(key="kvcache.serve")
 def serve() -> None:
     choice = view.current_choice()
     _, cfg, n_params = choice.priced()
-    st.header(t("kvcache.serve.header"))
-    lesson.show(text, "serving")
-    view.serving_section(cfg, n_params, choice.tokens, choice.cache_dtype, choice.weight_dtype)
-    lesson.show(text, "batching")
+    with follow.following(view.CHOICE_KEY, view.priced_mark(choice), key="kvcache.serve_box"):
+        st.header(t("kvcache.serve.header"))
+        lesson.show(text, "serving")
+        view.serving_section(cfg, n_params, choice.tokens, choice.cache_dtype, choice.weight_dtype)
+        lesson.show(text, "batching")
 
 
 @st.fragment(key="kvcache.moe")
 def moe() -> None:
-    label, _, n_params = view.current_choice().priced()
-    st.header(t("kvcache.moe.header"))
-    lesson.show(text, "moe")
-    view.moe_table(n_params, label)
+    choice = view.current_choice()
+    label, _, n_params = choice.priced()
+    with follow.following(view.CHOICE_KEY, view.priced_mark(choice), key="kvcache.moe_box"):
+        st.header(t("kvcache.moe.header"))
+        lesson.show(text, "moe")
+        view.moe_table(n_params, label)
 
 
 train()

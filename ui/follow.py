@@ -78,8 +78,9 @@ export default function ({ data, parentElement, setTriggerValue }) {
   box.__ittCheck = check;
   if (!box.__ittSeen) {
     // Streamlit's main container scrolls, not the document: it is the observer's root (as in
-    // ui/live_chart.py), so the margin reaches ahead of what the learner sees.
-    let root = box.parentElement;
+    // ui/live_chart.py), so the margin reaches ahead of what the learner sees. The search starts
+    // above the section: this element's own zero-height holder scrolls too (overflow auto).
+    let root = section.parentElement;
     while (root && root !== document.body && !/(auto|scroll)/.test(getComputedStyle(root).overflowY)) {
       root = root.parentElement;
     }
@@ -98,8 +99,8 @@ export default function ({ data, parentElement, setTriggerValue }) {
 }
 """
 
-_publish = st.components.v2.component("itt_follow_publish", js=_PUBLISH_JS)
-_follow = st.components.v2.component("itt_follow", js=_FOLLOW_JS)
+_publish = st.components.v2.component("itt_follow_publish", js=_PUBLISH_JS, isolate_styles=False)
+_follow = st.components.v2.component("itt_follow", js=_FOLLOW_JS, isolate_styles=False)  # no shadow root: the section around it is reachable
 
 
 def _nothing() -> None:

@@ -8,6 +8,7 @@ model name (and token count): moving a slider that only changes the view never r
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -91,28 +92,10 @@ def number(key: str, label: str, default: float, lo: float, hi: float, integer: 
     return c.value
 
 
-# The page's fragments that use the calculator's choice: a calculator widget reruns those that read
-# what it changed, not the measured cache, the timings, the parameter count, the prose nor the quiz.
-# The model (preset or pasted config) prices every one; the context and the number formats only the
-# calculator and serving; users and the card only the calculator (its own fragment, no callback).
-PRICED_SECTIONS = ("kvcache.calc", "kvcache.train", "kvcache.serve", "kvcache.moe")
-SIZED_SECTIONS = ("kvcache.calc", "kvcache.serve")
+# The calculator's section sets the learner's choice; the sections far below that price it (training,
+# serving, mixture of experts) follow it when the learner reaches them (ui/follow.py), so a
+# calculator widget reruns the calculator alone, in one script run.
 CHOICE_KEY = "kvcache.choice"
-
-
-def rerun_priced() -> None:
-    """Callback of the model's widgets: rerun every section that reads the chosen model."""
-    st.rerun(list(PRICED_SECTIONS))
-
-
-def rerun_sized() -> None:
-    """Callback of the context and number-format widgets: the calculator and serving read them."""
-    st.rerun(list(SIZED_SECTIONS))
-
-
-def _pick_context() -> None:
-    st.session_state["kvcache.context"] = st.session_state["kvcache.context_pick"]
-    rerun_sized()
 
 
 def current_choice() -> "Choice | None":
@@ -120,9 +103,23 @@ def current_choice() -> "Choice | None":
     return st.session_state.get(CHOICE_KEY)
 
 
+def priced_mark(choice: "Choice") -> str:
+    """What the cost sections read of the choice (model, its numbers, context and number formats), as a
+    short mark: a section drawn for another mark is out of date."""
+    label, cfg, n_params = choice.priced()
+    seen = json.dumps([label, cfg, n_params, choice.tokens, choice.cache_dtype, choice.weight_dtype],
+                      sort_keys=True, default=str)
+    return hashlib.sha1(seen.encode()).hexdigest()[:16]
+
+
+def _pick_context() -> None:
+    """The context picker writes the exact number below it (the calculator's section reruns)."""
+    st.session_state["kvcache.context"] = st.session_state["kvcache.context_pick"]
+
+
 def _custom_config() -> dict | None:
     """The learner's own numbers, or a pasted config.json; None (with a message) if unusable."""
-    pasted = st.text_area(t("kvcache.custom.json"), key="kvcache.custom_json", height=90, on_change=rerun_priced,
+    pasted = st.text_area(t("kvcache.custom.json"), key="kvcache.custom_json", height=90,
                           placeholder='{"num_hidden_layers": 32, "num_attention_heads": 32, ...}')
     if pasted.strip():
         try:
@@ -138,8 +135,7 @@ def _custom_config() -> dict | None:
     cfg = {"model_type": "llama", "tie_word_embeddings": False}
     for i, (field, default, lo, hi) in enumerate(CUSTOM_FIELDS):
         with cols[i % 4]:
-            cfg[field] = number(f"custom.{field}", t(f"kvcache.field.{field}"), default, lo, hi,
-                                on_change=rerun_priced)
+            cfg[field] = number(f"custom.{field}", t(f"kvcache.field.{field}"), default, lo, hi)
     if cfg["num_key_value_heads"] > cfg["num_attention_heads"]:
         st.warning(t("kvcache.custom.kv_over", kv=num(cfg["num_key_value_heads"]), heads=num(cfg["num_attention_heads"])))
         cfg["num_key_value_heads"] = cfg["num_attention_heads"]
@@ -192,8 +188,7 @@ def calculator(live_config: dict, live_name: str, live_params: int) -> Choice:
     """The calculator's widgets and results: weights, cache per token, per user, in total, users per card."""
     # Labels computed now, not in the callback: format_func may run outside the script (AppTest).
     names = {k: preset_label(k, live_name) for k in PRESETS}
-    key = st.selectbox(t("kvcache.preset"), PRESETS, key="kvcache.preset", format_func=names.__getitem__,
-                       on_change=rerun_priced)
+    key = st.selectbox(t("kvcache.preset"), PRESETS, key="kvcache.preset", format_func=names.__getitem__)
     cfg = _custom_config() if key == "custom" else preset_config(key, live_config)
     st.session_state.setdefault("kvcache.context_pick", 8192)
     ticks = {n: "1M" if n == 2**20 else f"{num(n // 1024)}K" if n % 1024 == 0 else num(n) for n in CONTEXTS}
@@ -201,13 +196,13 @@ def calculator(live_config: dict, live_name: str, live_params: int) -> Choice:
                      format_func=ticks.__getitem__)
     c1, c2, c3 = st.columns(3)
     with c1:
-        tokens = number("context", t("kvcache.context"), 8192, 1, MAX_TOKENS, step=1024, on_change=rerun_sized)
+        tokens = number("context", t("kvcache.context"), 8192, 1, MAX_TOKENS, step=1024)
         users = number("users", t("kvcache.users"), 10, 1, 100_000)
     with c2:
         cache_dtype = st.segmented_control(t("kvcache.cache_dtype"), list(A.CACHE_DTYPES), default="bf16",
-                                           key="kvcache.cache_dtype", on_change=rerun_sized) or "bf16"
+                                           key="kvcache.cache_dtype") or "bf16"
         weight_dtype = st.segmented_control(t("kvcache.weight_dtype"), list(A.WEIGHT_DTYPES), default="bf16",
-                                            key="kvcache.weight_dtype", on_change=rerun_sized) or "bf16"
+                                            key="kvcache.weight_dtype") or "bf16"
     with c3:
         card_gb = number("card_gb", t("kvcache.card_gb"), 80.0, 1.0, 100_000.0, integer=False, step=8.0)
     label = live_name if key == "live" else preset_label(key, live_name)

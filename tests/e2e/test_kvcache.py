@@ -1,4 +1,5 @@
-"""The KV-cache lesson in the real browser: move the context slider, see the numbers and the chart follow.
+"""The KV-cache lesson in the real browser: move the context slider, see the numbers and the chart follow,
+and the serving section far below once the learner scrolls to it.
 
 The expected figures come from lib.arithmetic on the live model's own config.json, written the way
 the page writes sizes (decimal units, three significant digits at most).
@@ -13,7 +14,7 @@ import pytest
 from lib import i18n
 from lib.arithmetic import kv_cache_bytes
 from lib.models import converted_dir
-from tests.e2e.conftest import CHARTS, APP_TIMEOUT_MS, goto, slide, type_text
+from tests.e2e.conftest import CHARTS, APP_TIMEOUT_MS, goto, runs_of, slide, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -50,9 +51,18 @@ def test_context_slider_moves_the_numbers_and_the_chart(page, app_url):
     number = page.locator('[data-testid="stNumberInput"]').filter(has_text=en["kvcache.context"]).locator("input")
     expect(number).to_have_value("16384", timeout=APP_TIMEOUT_MS)
 
+    runs = runs_of(page)
+    started = runs.started
     slide(page, slider, "End", "1M")  # the longest context on the slider: 1M tokens
     expect(per_user).to_contain_text(_size_en(kv_cache_bytes(config, 1_048_576)), timeout=APP_TIMEOUT_MS)
     expect(chart).to_contain_text("1,048,576", timeout=APP_TIMEOUT_MS)
+    assert runs.started - started == 1, runs.history  # the calculator's section alone, one script run
+    # Serving, far below, is priced at the new context once the learner reaches it (ui/follow.py).
+    serve = page.locator(".st-key-kvcache-serve_box")
+    serve.scroll_into_view_if_needed(timeout=APP_TIMEOUT_MS)
+    flops = en["kvcache.serve.flops"]
+    expect(serve).to_contain_text(flops[:flops.index("{tokens}")] + "1,048,576", timeout=APP_TIMEOUT_MS)
+    number.scroll_into_view_if_needed(timeout=APP_TIMEOUT_MS)
 
     # A typed absurd context is clamped with a notice, never a traceback.
     type_text(page, number, "-7", submit="Enter")
