@@ -467,8 +467,8 @@ def check_against_model(cap: Capture, steps: att.HeadSteps, layer: int, head: in
 
 def gqa_section(info, cap: Capture | None, config: dict, live_name: str) -> None:
     """GQA's groups, whether the capture's heads of a group share their keys and values, and what
-    that saves. The same for every head: built once per model, text and language (the section
-    reruns with the head sliders)."""
+    that saves. The same for every head: the figure and the check are kept per model, text and
+    language, so a full run of the page rebuilds neither."""
     lang = core.lang()
     left, right = st.columns([2, 3])
     left.plotly_chart(Spec(gqa_spec(info.n_heads, info.n_kv_heads, lang)), key="attention.gqa_chart")

@@ -7,7 +7,7 @@ empty, then the sections'), and each run redraws the whole page in the browser; 
 below were redrawn for a learner who could not see them.
 
 Now the slider reruns only its own section, which `publish`es the choice to the page. Each section
-that depends on it calls `follow` with what it drew: a small inline component (Streamlit
+that depends on it runs inside `following(...)` with what it drew: a small inline component (Streamlit
 components v2, no iframe) that, when its section is on screen or within 600 px of it, compares the
 two and, if they differ, reruns that section (a trigger value: the section it sits in reruns, as
 for any widget), once no script runs. A full run draws every section afresh, so they all agree
