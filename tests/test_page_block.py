@@ -64,6 +64,9 @@ def test_page_shows_the_live_block_in_both_languages(lang, real):
     cap = run_capture(real, labels["text.example"])
     z = arr(chart(at, "block.resid_heatmap")["data"][0]["z"])
     np.testing.assert_allclose(z, np.log10(np.linalg.norm(cap.resid.astype(np.float64), axis=-1)), atol=1e-5)
+    # The contributions of the chosen token (the last by default): its stream's norm at every layer.
+    stream = arr(chart(at, "block.contrib_chart")["data"][2]["y"])
+    np.testing.assert_allclose(stream, np.linalg.norm(cap.resid[:, -1].astype(np.float64), axis=-1), rtol=1e-5)
     lens = chart(at, "block.lens_heatmap")["data"][0]
     pos = lens_positions(cap.n_tokens, 24)
     logits = cap.logits[pos].astype(np.float64)
@@ -104,6 +107,9 @@ def test_view_widgets_never_run_the_model(monkeypatch):
     # The curve's marker moved to layer 3; the lens grid (every layer) is the same for any layer.
     assert chart(at, "block.lens_curve")["layout"]["shapes"][0]["x0"] == 3
     assert "shapes" not in chart(at, "block.lens_heatmap")["layout"]
+    # The token box redrew the contributions for token 1: its column of the stream's norms.
+    stream = arr(chart(at, "block.contrib_chart")["data"][2]["y"])
+    np.testing.assert_allclose(stream, 10 ** arr(chart(at, "block.resid_heatmap")["data"][0]["z"])[:, 1], rtol=1e-5)
 
 
 @pytest.mark.parametrize("lang,text,expect", [

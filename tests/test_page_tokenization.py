@@ -11,7 +11,7 @@ import pytest
 from lib import bpe, i18n
 from lib.quiz import format_number, load_bank
 from lib.tokens import show_bytes
-from tests.apptest import page_text, start, chart_keys
+from tests.apptest import page_text, start, chart, chart_keys
 
 PAGE = "pages/02_tokenization.py"
 CHIP_ID = re.compile(r"title='id (-?\d+) ")
@@ -106,6 +106,15 @@ def test_player_steps_through_the_training():
     assert metrics[labels["tokenization.build.tokens"]].replace(",", "") == str(training.n_tokens[2])
     at.button(key="tokenization.build.next").click().run()
     assert at.session_state["tokenization.build.step"] == 3
+    # The two charts show step 3: the first bar is the fourth merge (the next one), with its count;
+    # the curve's marker sits at 3 merges, at the corpus's bytes per token then.
+    nxt = training.merges[3]
+    a, b = pair_parts(training, nxt.pair)
+    bars = chart(at, "tokenization.build.pairs_chart")["data"][0]
+    assert bars["y"][0] == f"«{a}» + «{b}»" and bars["x"][0] == nxt.count
+    marker = chart(at, "tokenization.build.curve_chart")["data"][1]
+    assert marker["x"] == [3]
+    assert marker["y"][0] == pytest.approx(len(training.corpus) / training.n_tokens[3])
     at.button(key="tokenization.build.last").click().run()
     assert at.slider(key="tokenization.build.step").value == n == 200
     ids, _ = _chips(at, 0)

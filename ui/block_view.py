@@ -263,28 +263,36 @@ def residual_heatmap(norms: np.ndarray, tokens: list[str], labels: dict[str, str
 
 
 def contribution_figure(c: blk.Contributions, tok: int, labels: dict[str, str]) -> go.Figure:
+    # Built as plain plotly JSON (ui.figures.quick): the token box redraws it at each choice.
     layers = list(range(c.attn_norm.shape[0]))
-    fig = go.Figure()
-    fig.add_trace(go.Bar(x=layers, y=c.attn_norm[:, tok], name=labels["attn"], marker_color=PALETTE[1]))
-    fig.add_trace(go.Bar(x=layers, y=c.mlp_norm[:, tok], name=labels["mlp"], marker_color=PALETTE[2]))
-    fig.add_trace(go.Scatter(x=list(range(c.resid_norm.shape[0])), y=c.resid_norm[:, tok], name=labels["resid"],
-                             mode="lines+markers", line=dict(color=PALETTE[0])))
-    fig.update_layout(barmode="group", height=380, margin=dict(l=10, r=10, t=40, b=10), title=labels["title"],
-                      xaxis_title=labels["x"], yaxis=dict(title=labels["y"], type="log"),
-                      legend=dict(orientation="h", y=-0.2))
-    return fig
+    data = [{"type": "bar", "x": layers, "y": c.attn_norm[:, tok].tolist(), "name": labels["attn"],
+             "marker": {"color": PALETTE[1]}},
+            {"type": "bar", "x": layers, "y": c.mlp_norm[:, tok].tolist(), "name": labels["mlp"],
+             "marker": {"color": PALETTE[2]}},
+            {"type": "scatter", "x": list(range(c.resid_norm.shape[0])), "y": c.resid_norm[:, tok].tolist(),
+             "name": labels["resid"], "mode": "lines+markers", "line": {"color": PALETTE[0]}}]
+    return quick(data, {"barmode": "group", "height": 380, "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+                        "title": {"text": labels["title"]}, "xaxis": {"title": {"text": labels["x"]}},
+                        "yaxis": {"title": {"text": labels["y"]}, "type": "log"},
+                        "legend": {"orientation": "h", "y": -0.2}})
+
+
+def render_residual(lm: LoadedModel, cap: Capture, c: blk.Contributions) -> None:
+    """The stream's norms at every layer and token (the same for any chosen token: drawn once per
+    run of the page), then one token's contributions, in a section its token box reruns alone."""
+    labels = {"hover": t("block.resid.hover"), "color": t("block.resid.color"), "x": t("block.resid.x"),
+              "y": t("block.resid.y"), "title": t("block.resid.title")}
+    st.plotly_chart(residual_heatmap(c.resid_norm, list(cap.tokens), labels), key="block.resid_heatmap")
+    render_contributions(cap, c)
 
 
 @st.fragment
-def render_residual(lm: LoadedModel, cap: Capture, c: blk.Contributions) -> None:
+def render_contributions(cap: Capture, c: blk.Contributions) -> None:
     toks = list(cap.tokens)
-    labels = {"hover": t("block.resid.hover"), "color": t("block.resid.color"), "x": t("block.resid.x"),
-              "y": t("block.resid.y"), "title": t("block.resid.title")}
-    st.plotly_chart(residual_heatmap(c.resid_norm, toks, labels), key="block.resid_heatmap")
     tok = token_select("block.resid.token", "block.resid_token", cap, cap.n_tokens - 1)
     labels = {"attn": t("block.contrib.attn"), "mlp": t("block.contrib.mlp"), "resid": t("block.contrib.resid"),
               "x": t("block.resid.y"), "y": t("block.contrib.y"), "title": t("block.contrib.title", token=esc(toks[tok]))}
-    st.plotly_chart(contribution_figure(c, tok, labels), key="block.contrib_chart")
+    live_chart(contribution_figure(c, tok, labels), key="block.contrib_chart")
     biggest = int(np.argmax(c.resid_norm[-1]))
     st.caption(t("block.resid.biggest", token=md(token_label(cap, biggest)), norm=num(float(c.resid_norm[-1, biggest]), 1),
                  median=num(float(np.median(c.resid_norm[-1])), 1)))
@@ -426,18 +434,44 @@ def lens_heatmap_spec(model_name: str, text: str, max_tokens: int, lang: str) ->
     return lens_heatmap(lens, words, [cap.tokens[int(i)] for i in lens.positions], labels).to_dict()
 
 
-@st.fragment
 def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_tokens: int) -> None:
+    """The lens grid (every layer and position: the same whatever is chosen below, so drawn once
+    per run of the page), then the section the layer slider and the position box rerun."""
+    n_pos = len(get_lens(model_name, text, max_tokens).positions)
+    if cap.n_tokens > n_pos:
+        st.caption(t("block.lens.window", n=num(n_pos), total=num(cap.n_tokens)))
+    st.plotly_chart(Spec(lens_heatmap_spec(model_name, text, max_tokens, core_lang())), key="block.lens_heatmap")
+    render_lens_reading(lm, cap, model_name, text, max_tokens)
+    lens_check(cap, get_lens(model_name, text, max_tokens), lm.info.n_layers)
+
+
+@st.fragment
+def render_lens_reading(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_tokens: int) -> None:
+    """The layer slider reruns this section: the position's reading and the layer's top-k table.
+    The position box reruns only its own part (a section inside this one): the table, a grid of
+    cells the browser redraws at some cost, depends on the layer alone."""
     L = lm.info.n_layers
     lens = get_lens(model_name, text, max_tokens)
     pos = [int(x) for x in lens.positions]
-    if cap.n_tokens > len(pos):
-        st.caption(t("block.lens.window", n=num(len(pos)), total=num(cap.n_tokens)))
     clamp_state("block.lens_layer", 0, L, L)
     layer = st.slider(t("block.lens.layer"), 0, L, key="block.lens_layer")
+    render_lens_position(cap, model_name, text, max_tokens, layer)
+    table = {t("block.lens.col.position"): [token_label(cap, j) for j in pos]}
+    for r in range(LENS_TOP_K):
+        names = token_strings(model_name, tuple(int(x) for x in lens.top_ids[layer, :, r]))
+        table[t("block.lens.col.rank", r=num(r + 1))] = [f"{names[j]} ({num(float(lens.top_probs[layer, j, r]), 3)})"
+                                                          for j in range(len(pos))]
+    st.dataframe(pd.DataFrame(table), hide_index=True, key="block.lens_table")
+
+
+@st.fragment
+def render_lens_position(cap: Capture, model_name: str, text: str, max_tokens: int, layer: int) -> None:
+    """One position at the chosen layer: the lens's top word, the final word's rank, the curve.
+    It holds the lens's key, not the lens: a session's fragments outlive the cache's entries."""
+    lens = get_lens(model_name, text, max_tokens)
+    pos = [int(x) for x in lens.positions]
     finals = list(token_strings(model_name, tuple(int(x) for x in lens.final_ids)))
     inputs = [cap.tokens[i] for i in pos]
-    st.plotly_chart(Spec(lens_heatmap_spec(model_name, text, max_tokens, core_lang())), key="block.lens_heatmap")
     clamp_state("block.lens_pos", 0, len(pos) - 1, len(pos) - 1)
     i = st.selectbox(t("block.lens.position"), options=range(len(pos)), key="block.lens_pos",
                      format_func=lambda j: token_label(cap, pos[j]) if 0 <= j < len(pos) else str(j))
@@ -448,16 +482,14 @@ def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_t
     curve = {"prob": t("block.lens.prob", final=esc(finals[i])), "rank": t("block.lens.rank"), "x": t("block.resid.y"),
              "title": t("block.lens.curve_title", token=esc(inputs[i]), final=esc(finals[i]))}
     live_chart(lens_curve(lens, i, layer, curve), key="block.lens_curve")
-    table = {t("block.lens.col.position"): [token_label(cap, j) for j in pos]}
-    for r in range(LENS_TOP_K):
-        names = token_strings(model_name, tuple(int(x) for x in lens.top_ids[layer, :, r]))
-        table[t("block.lens.col.rank", r=num(r + 1))] = [f"{names[j]} ({num(float(lens.top_probs[layer, j, r]), 3)})"
-                                                          for j in range(len(pos))]
-    st.dataframe(pd.DataFrame(table), hide_index=True, key="block.lens_table")
     st.caption(t("block.lens.first_on_top", layer=num(int(lens.first_layer_on_top()[i])), final=md(finals[i])))
-    # The oracle, live: at the last layer the lens must be the model itself.
+
+
+def lens_check(cap: Capture, lens: Lens, n_layers: int) -> None:
+    """The oracle, live: at the last layer the lens must be the model itself."""
+    pos = [int(x) for x in lens.positions]
     logits = np.asarray(cap.logits[pos], dtype=np.float64)
     probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
     probs /= probs.sum(axis=-1, keepdims=True)
-    model_top = np.take_along_axis(probs, lens.top_ids[L], axis=-1)
-    st.success(t("block.lens.check", diff=sci(float(np.abs(model_top - lens.top_probs[L]).max()))))
+    model_top = np.take_along_axis(probs, lens.top_ids[n_layers], axis=-1)
+    st.success(t("block.lens.check", diff=sci(float(np.abs(model_top - lens.top_probs[n_layers]).max()))))

@@ -24,6 +24,7 @@ from lib.tokens import readable_tokens
 from ui.cache import get_capture, get_model
 from ui.core import num, t
 from ui.figures import PALETTE, quick
+from ui.live_chart import live_chart
 
 TOP_CHART = 20  # candidates drawn in the distribution chart
 MAX_NEW = 50
@@ -225,16 +226,20 @@ def generation_chips(gen: Generation) -> None:
 
 
 def step_figure(gen: Generation, index: int, labels: dict[str, str]) -> go.Figure:
+    # Built as plain plotly JSON (ui.figures.quick): the step slider redraws it at each move.
     s = gen.steps[index]
     x = list(range(len(s.top_ids)))
     colors = [PALETTE[3] if i == s.token_id else PALETTE[0] for i in s.top_ids]
-    fig = go.Figure()
-    fig.add_bar(x=x, y=s.top_model, name=labels["model"], marker_color=GREY)
-    fig.add_bar(x=x, y=s.top_probs, name=labels["final"], marker_color=colors)
-    fig.update_layout(title=labels["title"], barmode="group", height=340, margin=dict(l=10, r=10, t=50, b=10),
-                      yaxis=dict(title=labels["y"], range=[0, 1.05]), legend=dict(orientation="h", y=-0.4),
-                      xaxis=dict(tickvals=x, ticktext=[plotly_text(tok) for tok in s.top_tokens], tickangle=-45))
-    return fig
+    data = [{"type": "bar", "x": x, "y": list(map(float, s.top_model)), "name": labels["model"],
+             "marker": {"color": GREY}},
+            {"type": "bar", "x": x, "y": list(map(float, s.top_probs)), "name": labels["final"],
+             "marker": {"color": colors}}]
+    return quick(data, {"title": {"text": labels["title"]}, "barmode": "group", "height": 340,
+                        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+                        "yaxis": {"title": {"text": labels["y"]}, "range": [0, 1.05]},
+                        "legend": {"orientation": "h", "y": -0.4},
+                        "xaxis": {"tickvals": x, "ticktext": [plotly_text(tok) for tok in s.top_tokens],
+                                  "tickangle": -45}})
 
 
 def generation_summary(gen: Generation) -> None:
@@ -248,13 +253,20 @@ def generation_summary(gen: Generation) -> None:
         return
     generation_chips(gen)
     st.caption(t("sampling.gen.legend"))
+    step_view(gen)
+
+
+@st.fragment
+def step_view(gen: Generation) -> None:
+    """One step's distribution, picked by a slider: the slider reruns this section alone (the
+    generation is the one the page found; its steps are a few kilobytes)."""
     n = len(gen.steps)
     # A slider needs two values; a step beyond a shorter new generation is reset by Streamlit to 1.
     index = min(st.slider(t("sampling.gen.step"), 1, n, 1, key="sampling.gen_step") - 1, n - 1) if n > 1 else 0
     s = gen.steps[index]
     step_labels = labels("sampling.chart", "model", "final", "y")
     step_labels["title"] = t("sampling.gen.step_title", step=num(index + 1), token=plotly_text(s.token), p=pct(s.prob))
-    st.plotly_chart(step_figure(gen, index, step_labels), key="sampling.step_chart")
+    live_chart(step_figure(gen, index, step_labels), key="sampling.step_chart")
 
 
 def times_figure(gen: Generation, labels: dict[str, str]) -> go.Figure:

@@ -24,6 +24,8 @@ from lib.i18n import ASSETS
 from lib.tokens import show_bytes
 from ui.cache import get_model
 from ui.core import num, t
+from ui.figures import quick
+from ui.live_chart import live_chart
 
 MAX_MERGES = 500  # the target-size box goes up to 256 + this; training takes well under a second
 DEFAULT_TARGET = bpe.N_BYTES + 200
@@ -191,6 +193,9 @@ def pair_parts(training: bpe.Training, pair: tuple[int, int]) -> tuple[str, str]
 # ------------------------------------------------------------------------- figures
 
 
+# The two charts of the training player, redrawn at every step (and every tick while it plays):
+# plain plotly JSON (ui.figures.quick), updated in place in the browser (ui.live_chart).
+
 def pairs_figure(training: bpe.Training, k: int) -> go.Figure:
     """The most frequent pairs after k merges; the first bar is the next merge."""
     top = training.top_pairs[k] if k < len(training.top_pairs) else ()
@@ -198,26 +203,25 @@ def pairs_figure(training: bpe.Training, k: int) -> go.Figure:
     labels = [f"«{show_bytes(table[a])}» + «{show_bytes(table[b])}»" for (a, b), _ in top]
     counts = [c for _, c in top]
     colors = ["#C2185B"] + ["#9AA5B1"] * (len(top) - 1) if top else []
-    fig = go.Figure(go.Bar(x=counts, y=labels, orientation="h", marker_color=colors, text=counts,
-                           textposition="auto", hovertemplate="%{y}: %{x}<extra></extra>"))
-    fig.update_layout(title=t("tokenization.build.pairs_title"), height=340, margin=dict(l=10, r=10, t=40, b=10),
-                      yaxis=dict(autorange="reversed", tickfont=dict(family="monospace")),
-                      xaxis_title=t("tokenization.build.pairs_x"))
-    return fig
+    bar = {"type": "bar", "x": counts, "y": labels, "orientation": "h", "marker": {"color": colors}, "text": counts,
+           "textposition": "auto", "hovertemplate": "%{y}: %{x}<extra></extra>"}
+    return quick([bar], {"title": {"text": t("tokenization.build.pairs_title")}, "height": 340,
+                         "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+                         "yaxis": {"autorange": "reversed", "tickfont": {"family": "monospace"}},
+                         "xaxis": {"title": {"text": t("tokenization.build.pairs_x")}}})
 
 
 def compression_figure(n_bytes: int, n_tokens: tuple[int, ...], k: int, n: int) -> go.Figure:
     """Bytes per token against the number of merges, with the current step marked."""
-    steps = np.arange(n + 1)
     ratio = n_bytes / np.maximum(np.array(n_tokens[: n + 1]), 1)
-    fig = go.Figure(go.Scatter(x=steps, y=ratio, mode="lines", line=dict(color="#4C78A8"),
-                               hovertemplate=t("tokenization.build.curve_hover") + "<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[k], y=[ratio[k]], mode="markers", marker=dict(size=12, color="#C2185B"),
-                             hoverinfo="skip"))
-    fig.update_layout(title=t("tokenization.build.curve_title"), height=340, showlegend=False,
-                      margin=dict(l=10, r=10, t=40, b=10), xaxis_title=t("tokenization.build.curve_x"),
-                      yaxis_title=t("tokenization.build.curve_y"))
-    return fig
+    line = {"type": "scatter", "x": list(range(n + 1)), "y": ratio.round(4).tolist(), "mode": "lines",
+            "line": {"color": "#4C78A8"}, "hovertemplate": t("tokenization.build.curve_hover") + "<extra></extra>"}
+    marker = {"type": "scatter", "x": [k], "y": [float(ratio[k])], "mode": "markers",
+              "marker": {"size": 12, "color": "#C2185B"}, "hoverinfo": "skip"}
+    return quick([line, marker], {"title": {"text": t("tokenization.build.curve_title")}, "height": 340,
+                                  "showlegend": False, "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+                                  "xaxis": {"title": {"text": t("tokenization.build.curve_x")}},
+                                  "yaxis": {"title": {"text": t("tokenization.build.curve_y")}}})
 
 
 def language_figure(costs: pd.DataFrame) -> go.Figure:
@@ -313,8 +317,8 @@ def draw_training(training: bpe.Training, k: int, n: int, window_end: int) -> No
     if window_end < n_bytes:
         st.caption(t("tokenization.build.window", shown=num(window_end), total=num(n_bytes)))
     left, right = st.columns(2)
-    left.plotly_chart(pairs_figure(training, k), key="tokenization.build.pairs_chart")
-    right.plotly_chart(compression_figure(n_bytes, training.n_tokens, k, n), key="tokenization.build.curve_chart")
+    live_chart(pairs_figure(training, k), key="tokenization.build.pairs_chart", where=left)
+    live_chart(compression_figure(n_bytes, training.n_tokens, k, n), key="tokenization.build.curve_chart", where=right)
 
 
 def draw_replay(r: bpe_replay.Replay, k: int, window_end: int) -> None:
