@@ -126,22 +126,29 @@ def _color(token_id: int) -> str:
     return "#E0E0E0" if token_id < 0 else CHIP_COLORS[(token_id * 7) % len(CHIP_COLORS)]
 
 
+# The chips' look, sent once with each box: a step of the BPE player draws hundreds of chips, and
+# the same inline style on each one made its box 145 KB of HTML for the browser to sanitize and
+# parse at every step (48 KB now, mostly each chip's title).
+CHIP_CSS = ("<style>.tok-chip{display:inline-block;margin:2px 1px;padding:1px 4px;border-radius:5px;"
+            "font-family:ui-monospace,monospace;font-size:0.92em;white-space:pre;color:#222;line-height:1.5;"
+            "border:1px solid rgba(0,0,0,0.12)}"
+            ".tok-chip[data-new='1']{border:2px solid #C2185B;font-weight:700}"
+            ".tok-chip.tok-dropped{text-decoration:line-through;opacity:0.6}"
+            ".tok-chip .tok-id{font-size:0.68em;opacity:0.65;margin-left:3px}</style>")
+
+
 def chip(label: str, token_id: int, title: str, *, new: bool = False, show_id: bool = False,
          dropped: bool = False, newline: bool = False) -> str:
-    style = (f"display:inline-block;margin:2px 1px;padding:1px 4px;border-radius:5px;background:{_color(token_id)};"
-             "font-family:ui-monospace,monospace;font-size:0.92em;white-space:pre;color:#222;line-height:1.5;")
-    style += "border:2px solid #C2185B;font-weight:700;" if new else "border:1px solid rgba(0,0,0,0.12);"
-    if dropped:
-        style += "text-decoration:line-through;opacity:0.6;"
-    sub = (f"<span style='font-size:0.68em;opacity:0.65;margin-left:3px'>{token_id}</span>"
-           if show_id and token_id >= 0 else "")
-    out = (f"<span class='tok-chip' data-new='{int(new)}' title='{html.escape(title, quote=True)}' "
-           f"style='{style}'>{html.escape(label)}{sub}</span>")
+    sub = f"<span class='tok-id'>{token_id}</span>" if show_id and token_id >= 0 else ""
+    out = (f"<span class='tok-chip{' tok-dropped' if dropped else ''}' data-new='{int(new)}' "
+           f"title='{html.escape(title, quote=True)}' style='background:{_color(token_id)}'>{html.escape(label)}{sub}</span>")
     return out + ("<br>" if newline else "")
 
 
 def chips_box(chips: list[str], step: int) -> None:
-    st.html(f"<div class='tok-chips' data-step='{step}' style='line-height:2.1'>{''.join(chips)}</div>")
+    # The style after the chips: a leading <style> would be parsed into the head and dropped by the
+    # sanitizer st.html uses.
+    st.html(f"<div class='tok-chips' data-step='{step}' style='line-height:2.1'>{''.join(chips)}</div>{CHIP_CSS}")
 
 
 def _hex(data: bytes) -> str:
