@@ -437,12 +437,12 @@ def lens_heatmap_spec(model_name: str, text: str, max_tokens: int, lang: str) ->
 def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_tokens: int) -> None:
     """The lens grid (every layer and position: the same whatever is chosen below, so drawn once
     per run of the page), then the section the layer slider and the position box rerun."""
-    n_pos = len(get_lens(model_name, text, max_tokens).positions)
-    if cap.n_tokens > n_pos:
-        st.caption(t("block.lens.window", n=num(n_pos), total=num(cap.n_tokens)))
+    lens = get_lens(model_name, text, max_tokens)
+    if cap.n_tokens > len(lens.positions):
+        st.caption(t("block.lens.window", n=num(len(lens.positions)), total=num(cap.n_tokens)))
     st.plotly_chart(Spec(lens_heatmap_spec(model_name, text, max_tokens, core_lang())), key="block.lens_heatmap")
     render_lens_reading(lm, cap, model_name, text, max_tokens)
-    lens_check(cap, get_lens(model_name, text, max_tokens), lm.info.n_layers)
+    lens_check(cap, lens, lm.info.n_layers)
 
 
 @st.fragment
