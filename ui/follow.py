@@ -43,23 +43,38 @@ export default function ({ data, parentElement, setTriggerValue }) {
   }
   box.__ittData = data;
   box.dataset.drawn = data.drawn;
+  if (box.__ittAsked === data.drawn) { box.__ittAsked = undefined; box.__ittTries = 0; }  // brought
   // The whole section counts, not only this empty element at its top (bertviz's page is tall).
   const section = box.closest("." + data.within) || box;
-  // Ask only while no script runs: a request landing during another section's run cut that run
-  // short (Streamlit folds the two), and the browser kept the cut run's leftovers (seen with
-  // bertviz's tabs). When the run ends, every follower is told again.
+  // Ask only while no script runs and no request is on its way, one follower at a time: a
+  // request landing during another section's run cut that run short (Streamlit folds the two),
+  // and two followers asking in the same moment (both in sight after one slider move) came out
+  // as a single rerun, of one of their sections (seen with bertviz and the formula: bertviz
+  // stayed on the old layer). The app's own state says when a run is asked for or going
+  // ("rerunRequested", "running", "stopRequested"); the window holds the last request until a
+  // run has come and gone after it (or 2 s, should none come). When a run ends, every follower
+  // is told again.
   const app = document.querySelector('[data-testid="stApp"]');
+  const busyStates = ["running", "rerunRequested", "stopRequested"];
+  const idle = () => !(app && busyStates.includes(app.dataset.testScriptState));
+  const tell = () => window.dispatchEvent(new Event("itt-follow"));
   if (app && window.__ittFollowApp !== app) {
     window.__ittFollowApp = app;
     new MutationObserver(() => {
-      if (app.dataset.testScriptState !== "running") window.dispatchEvent(new Event("itt-follow"));
+      if (!idle()) { window.__ittRunSeen = true; return; }
+      if (window.__ittRunSeen) { window.__ittRunSeen = false; window.__ittAskedAt = 0; }
+      tell();
     }).observe(app, { attributes: true, attributeFilter: ["data-test-script-state"] });
   }
+  const pending = () => window.__ittAskedAt && Date.now() - window.__ittAskedAt < 2000;
+  // The same value is asked for again after a run that did not bring it (at most three times:
+  // a section that fails to draw it must not rerun for ever).
   const stale = () => {
     const d = box.__ittData;
     const now = (window.__ittFollow || {})[d.name];
-    const ok = box.isConnected && box.__ittVisible && now !== undefined && now !== d.drawn && box.__ittAsked !== now
-      && !(app && app.dataset.testScriptState === "running");
+    const tries = box.__ittAsked === now ? box.__ittTries : 0;
+    const ok = box.isConnected && box.__ittVisible && now !== undefined && now !== d.drawn && tries < 3
+      && idle() && !pending();
     return ok ? now : undefined;
   };
   // A click that reruns a section also moves the page at once (a tab shows other content), which
@@ -71,7 +86,11 @@ export default function ({ data, parentElement, setTriggerValue }) {
       box.__ittWaiting = null;
       const now = stale();
       if (now === undefined) return;
+      box.__ittTries = box.__ittAsked === now ? box.__ittTries + 1 : 1;
       box.__ittAsked = now;
+      window.__ittAskedAt = Date.now();
+      window.__ittRunSeen = false;
+      setTimeout(tell, 2100);
       setTriggerValue("stale", now);
     }, 250);
   };
