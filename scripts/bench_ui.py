@@ -140,9 +140,10 @@ def switch(page, en: dict, lesson: str, counter: Bytes) -> tuple[float, float, i
 
 
 class Control:
-    """One widget on the page, as the learner handles it: `value()` what it shows, `step(up)` the
-    input that moves it one step (returns False at a bound), `changed(before)` waits until it shows
-    something else (the widget's own answer, before the server's)."""
+    """One widget on the page, as the learner handles it: `value()` what it shows, `prepare(up)`
+    what comes before the input (False at a bound), `step(up)` the input that moves it one step,
+    `changed(before)` waits until it shows something else (the widget's own answer, before the
+    server's)."""
 
     SHOWN_JS = {
         "slider": "e => `${e.getAttribute('aria-valuetext')}|${e.getAttribute('aria-valuenow')}`",
@@ -160,35 +161,43 @@ class Control:
     def value(self) -> str:
         return self.el.evaluate(self.SHOWN_JS[self.kind])
 
-    def prepare(self) -> None:
-        """Everything before the timed input: the select box's list opened (a click the browser
-        answers alone, no server involved)."""
+    def prepare(self, up: bool) -> bool:
+        """Everything before the timed input, found out with as many round trips to the browser as
+        it takes: the slider focused; the number input's button, or the select box's list opened
+        (a click the browser answers alone, no server involved) and the row one step away, each
+        at a point to click. False when the widget stands at a bound that way (nothing to do)."""
+        self.point = None
         if self.kind == "slider":
             self.el.focus()
-        elif self.kind == "select":  # Streamlit 1.67's select box: a react-aria combo box
-            self.box.locator('button[aria-haspopup="listbox"]').click()
-            self.page.get_by_role("option").first.wait_for(timeout=5_000)
-
-    def step(self, up: bool) -> bool:
-        """The timed input; False when the widget stands at a bound that way (nothing sent)."""
-        if self.kind == "slider":
-            self.page.keyboard.press("ArrowRight" if up else "ArrowLeft")
             return True
         if self.kind == "number":
-            button = self.box.get_by_test_id("stNumberInputStepUp" if up else "stNumberInputStepDown")
-            if button.is_disabled():
+            target = self.box.get_by_test_id("stNumberInputStepUp" if up else "stNumberInputStepDown")
+            if target.is_disabled():
                 return False
-            button.click()
-            return True
-        # The list is virtual (only the rows in its view exist); each row's data-key is its index.
-        chosen = self.page.locator('[role="option"][aria-selected="true"]')
-        i = int(chosen.first.get_attribute("data-key") or 0) + (1 if up else -1) if chosen.count() else 0
-        row = self.page.locator(f'[role="option"][data-key="{i}"]')
-        if row.count() == 0:
-            self.page.keyboard.press("Escape")
-            return False
-        row.first.click()
+        else:  # Streamlit 1.67's select box: a react-aria combo box
+            self.box.locator('button[aria-haspopup="listbox"]').click()
+            self.page.get_by_role("option").first.wait_for(timeout=5_000)
+            # The list is virtual (only the rows in its view exist); each row's data-key is its index.
+            chosen = self.page.locator('[role="option"][aria-selected="true"]')
+            i = int(chosen.first.get_attribute("data-key") or 0) + (1 if up else -1) if chosen.count() else 0
+            target = self.page.locator(f'[role="option"][data-key="{i}"]')
+            if target.count() == 0:
+                self.page.keyboard.press("Escape")
+                return False
+            target = target.first
+        target.scroll_into_view_if_needed()
+        r = target.bounding_box()
+        self.point = (r["x"] + r["width"] / 2, r["y"] + r["height"] / 2)
         return True
+
+    def step(self, up: bool) -> None:
+        """The timed input, one message to the browser: a key press on the slider, a click where
+        `prepare` found the button or the row (Playwright's own click would put its checks of the
+        element, several round trips, inside the time)."""
+        if self.kind == "slider":
+            self.page.keyboard.press("ArrowRight" if up else "ArrowLeft")
+        else:
+            self.page.mouse.click(*self.point)
 
     def changed(self, before: str) -> bool:
         try:
@@ -228,10 +237,13 @@ def move(page, w: Widget, moves: int, counter: Bytes, sweep: bool = False) -> No
         tries += 1
         until_settled(page)
         value = control.value()
-        control.prepare()
+        if not control.prepare(up):  # it stands at a bound: turn round
+            up = not up
+            continue
         before_bytes, before = counter.total, runs.mark()
         t0 = time.perf_counter()
-        if not control.step(up) or not control.changed(value):  # it stood at a bound: turn round
+        control.step(up)
+        if not control.changed(value):  # nothing moved (a bound the widget did not tell): turn round
             up = not up
             continue
         runs.wait(lambda: runs.sent > before, TIMEOUT_MS, "the move's rerun")
