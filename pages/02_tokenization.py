@@ -14,6 +14,7 @@ from lib.tokens import readable_tokens
 from ui import core, differs_view, lesson, nav, quiz_widget
 from ui import tokenization_view as view
 from ui.core import num, t
+from ui.live_chart import live_chart
 
 text = lesson.sections("tokenization")
 lm = core.model()
@@ -115,7 +116,7 @@ c3.metric(t("tokenization.lang.ratio"), num(it_total / max(en_total, 1), 2))
 verdict = "more" if it_total > en_total else "less"
 st.markdown(t(f"tokenization.lang.{verdict}", pct=num(abs(100 * (it_total / max(en_total, 1) - 1)), 0),
               model_name=core.display_name(name)))
-st.plotly_chart(view.language_figure(costs), key="tokenization.lang_chart")
+live_chart(view.language_figure(costs), key="tokenization.lang_chart")
 
 
 @st.fragment

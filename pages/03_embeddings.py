@@ -10,6 +10,7 @@ from lib import embeddings as emb
 from ui import core, lesson, nav, quiz_widget
 from ui import embeddings_view as view
 from ui.core import num, t
+from ui.live_chart import live_chart
 
 text = lesson.sections("embeddings")
 lm = core.model()
@@ -54,7 +55,7 @@ if pieces:
 if len(pieces) >= 2:
     matrix = emb.cosine_matrix(view.word_matrix(idx, pieces))
     labels = {"hover": t("embeddings.cosine.hover"), "title": t("embeddings.cosine.title")}
-    st.plotly_chart(view.cosine_figure(matrix, [p.word for p in pieces], labels), key="embeddings.cosine_chart")
+    live_chart(view.cosine_figure(matrix, [p.word for p in pieces], labels), key="embeddings.cosine_chart")
 lesson.show(text, "pieces")
 
 st.header(t("embeddings.norms.header"))

@@ -40,8 +40,8 @@ else:
         left.caption(t("position.sentence_cut", n=num(len(tokens)), total=num(total)))
     left.markdown(t("position.original", tokens=" · ".join(f"`{x}`" for x in tokens)))
     left.markdown(t("position.shuffled", tokens=" · ".join(f"`{tokens[i]}`" for i in demo.order)))
-    right.plotly_chart(view.shuffle_figure(tokens, demo, view.labels("position.shuffle", "plain", "rope", "title", "y")),
-                       key="position.shuffle_chart")
+    live_chart(view.shuffle_figure(tokens, demo, view.labels("position.shuffle", "plain", "rope", "title", "y")),
+               key="position.shuffle_chart", where=right)
     left.success(t("position.shuffle_result", plain=f"{100 * demo.change_plain.max():.0e}",
                    rope=num(100 * demo.change_rope.mean(), 1)))
 lesson.show(text, "mask")
@@ -75,8 +75,8 @@ distances = np.arange(min(context, view.DISTANCE_MAX))
 curves = {t("position.dist.same"): rope.score_vs_distance(q, q, distances, base),
           t("position.dist.different"): rope.score_vs_distance(q, k, distances, base)}
 mark = n_q - m_k if 0 <= n_q - m_k < len(distances) else None
-st.plotly_chart(view.distance_figure(distances, curves, mark, view.labels("position.dist", "title", "x", "y")),
-                key="position.distance_chart")
+live_chart(view.distance_figure(distances, curves, mark, view.labels("position.dist", "title", "x", "y")),
+           key="position.distance_chart")
 lesson.show(text, "decay")
 
 st.header(t("position.live.header"))
@@ -125,8 +125,8 @@ else:
     heat, sim = view.learned_figures(table, view.labels("position.learned", "table_title", "sim_title", "dims",
                                                         "positions", "hover_table", "hover_sim"))
     c1, c2 = st.columns(2)
-    c1.plotly_chart(heat, key="position.learned_chart")
-    c2.plotly_chart(sim, key="position.similarity_chart")
+    live_chart(heat, key="position.learned_chart", where=c1)
+    live_chart(sim, key="position.similarity_chart", where=c2)
     lesson.show(text, "learned_read", context=num(context))
 
 st.header(t("position.conventions.header"))

@@ -11,6 +11,7 @@ from lib.capture import DEFAULT_MAX_TOKENS
 from ui import block_view as view
 from ui import core, differs_view, lesson, nav, quiz_widget
 from ui.core import num, t
+from ui.live_chart import live_chart
 
 text = lesson.sections("block")
 lm = core.model()
@@ -55,7 +56,7 @@ if cap is not None:
 lesson.show(text, "activations")
 own = view.own_activation(lm)
 curves = {k: t(f"block.act.{k}") for k in blk.ACTIVATIONS} | {"own": t("block.act.own"), "y": t("block.act.y")}
-st.plotly_chart(view.curves_figure(blk.activation_curves(), own, curves), key="block.curves")
+live_chart(view.curves_figure(blk.activation_curves(), own, curves), key="block.curves")
 
 st.header(t("block.mlp.header"))
 lesson.show(text, "swiglu" if view.is_gated(lm) else "gelu_mlp", act=t(f"block.act.{own}"))

@@ -456,7 +456,7 @@ def formula_steps(cap: Capture, steps: att.HeadSteps, out: att.LayerOutput, head
             fig = go.Figure(go.Bar(x=[t("attention.head_n", h=i) for i in range(h)], y=share,
                                    marker_color=[PALETTE[3] if i == head else PALETTE[0] for i in range(h)]))
             fig.update_layout(height=260, margin=dict(l=10, r=10, t=30, b=10), title=t("attention.step.concat_title"))
-            st.plotly_chart(fig, key="attention.step.concat_chart")
+            live_chart(fig, key="attention.step.concat_chart")
             st.dataframe(matrix(out.out[:n, :d], rows, [f"d{j}" for j in range(d)]), key="attention.step.o")
 
 
@@ -471,7 +471,7 @@ def gqa_section(info, cap: Capture | None, config: dict, live_name: str) -> None
     language, so a full run of the page rebuilds neither."""
     lang = core.lang()
     left, right = st.columns([2, 3])
-    left.plotly_chart(Spec(gqa_spec(info.n_heads, info.n_kv_heads, lang)), key="attention.gqa_chart")
+    live_chart(Spec(gqa_spec(info.n_heads, info.n_kv_heads, lang)), key="attention.gqa_chart", where=left)
     with right:
         if info.n_kv_heads == info.n_heads:
             st.info(t("attention.gqa.none"))
@@ -516,7 +516,7 @@ def kv_table(live_name: str, config: dict, lang: str) -> pd.DataFrame:
 
 def mask_kinds() -> None:
     """The three kinds of mask (the same for every text and head: drawn outside the head's fragment)."""
-    st.plotly_chart(Spec(mask_spec(core.lang())), key="attention.mask_chart")
+    live_chart(Spec(mask_spec(core.lang())), key="attention.mask_chart")
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -572,8 +572,8 @@ def cost_section(info, n_tokens: int | None, live_name: str) -> None:
     width = info.n_heads * info.d_head
     lang = core.lang()
     left, right = st.columns(2)
-    left.plotly_chart(Spec(cost_spec(live_name, width, info.n_layers, n_tokens, lang)), key="attention.cost_chart")
-    right.plotly_chart(Spec(memory_spec(info.d_head, lang)), key="attention.memory_chart")
+    live_chart(Spec(cost_spec(live_name, width, info.n_layers, n_tokens, lang)), key="attention.cost_chart", where=left)
+    live_chart(Spec(memory_spec(info.d_head, lang)), key="attention.memory_chart", where=right)
     if n_tokens:
         st.markdown(t("attention.cost.yours_text", n=num(n_tokens),
                       flops=num(att.attention_flops(n_tokens, width, info.n_layers) / 1e6, 1),

@@ -187,7 +187,7 @@ def render_diagram(lm: LoadedModel, n_tokens: int) -> None:
               "mlp": t("block.diagram.mlp", act=t(f"arch.{info.activation}")), "add": t("block.diagram.add"),
               "in": t("block.diagram.in"), "out": t("block.diagram.out", layers=num(info.n_layers)),
               "residual": t("block.diagram.residual")}
-    st.plotly_chart(diagram_figure(steps, labels), key="block.diagram")
+    live_chart(diagram_figure(steps, labels), key="block.diagram")
     with st.expander(t("block.path.title")):
         st.dataframe(pd.DataFrame({
             t("block.path.step"): [t(f"block.step.{s.kind}") for s in steps],
@@ -282,7 +282,7 @@ def render_residual(lm: LoadedModel, cap: Capture, c: blk.Contributions) -> None
     run of the page), then one token's contributions, in a section its token box reruns alone."""
     labels = {"hover": t("block.resid.hover"), "color": t("block.resid.color"), "x": t("block.resid.x"),
               "y": t("block.resid.y"), "title": t("block.resid.title")}
-    st.plotly_chart(residual_heatmap(c.resid_norm, list(cap.tokens), labels), key="block.resid_heatmap")
+    live_chart(residual_heatmap(c.resid_norm, list(cap.tokens), labels), key="block.resid_heatmap")
     render_contributions(cap, c)
 
 

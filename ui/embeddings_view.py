@@ -176,7 +176,7 @@ def norms(model_name: str, idx: EmbeddingIndex, stats: emb.NormStats) -> None:
     labels = {"x": t("embeddings.norms.x"), "y": t("embeddings.norms.y"), "hover": t("embeddings.norms.hover"),
               "points": t("embeddings.norms.points", n=num(len(sample))), "means": t("embeddings.norms.means")}
     fig = norms_figure(idx, stats, sample_tokens(model_name, idx.shape[0]), sample, labels)
-    st.plotly_chart(fig, key="embeddings.norms_chart")
+    live_chart(fig, key="embeddings.norms_chart")
     trend = "up" if stats.spearman > 0.1 else "down" if stats.spearman < -0.1 else "flat"
     st.info(t(f"embeddings.norms.trend_{trend}", spearman=num(stats.spearman, 2), pearson=num(stats.pearson, 2)))
 
@@ -256,7 +256,7 @@ def projection(model_name: str, pieces: list[WordPieces], add_neighbours: bool) 
     labels = {"x": t("embeddings.pca.x", share=num(100 * proj.explained[0], 1)),
               "y": t("embeddings.pca.y", share=num(100 * proj.explained[1], 1)),
               "words": t("embeddings.pca.words"), "neighbours": t("embeddings.pca.neighbours")}
-    st.plotly_chart(pca_figure(proj, names, is_word, labels), key="embeddings.pca_chart")
+    live_chart(pca_figure(proj, names, is_word, labels), key="embeddings.pca_chart")
     st.caption(t("embeddings.pca.caption", share=num(100 * proj.explained.sum(), 1)))
 
 
@@ -305,4 +305,4 @@ def sentences(model_name: str, raw: str) -> None:
     matrix = emb.cosine_matrix(np.stack([v for v, _ in results]))
     names = [f"{i + 1}. {s[:28]}{'…' if len(s) > 28 else ''}" for i, s in enumerate(lines)]
     labels = {"hover": t("embeddings.cosine.hover")}
-    st.plotly_chart(cosine_figure(matrix, names, labels), key="embeddings.sentences_chart")
+    live_chart(cosine_figure(matrix, names, labels), key="embeddings.sentences_chart")

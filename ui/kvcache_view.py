@@ -392,7 +392,7 @@ def timing_section(model_name: str, lm) -> None:
     c[1].metric(t("kvcache.time.ceiling"), f"{num(ceiling_ms, 1)} ms", help=t("kvcache.time.ceiling_help",
                                                                                   weights=size(weights)))
     c[2].metric(t("kvcache.time.decode"), f"{num(decode_ms, 1)} ms")
-    st.plotly_chart(timing_figure(rows, ceiling_ms), key="kvcache.time_chart")
+    live_chart(timing_figure(rows, ceiling_ms), key="kvcache.time_chart")
     st.markdown(t("kvcache.time.verdict_slower" if decode_ms >= ceiling_ms else "kvcache.time.verdict_faster",
                   ratio=num(decode_ms / ceiling_ms, 1), first=num(rows[-1].prefill_s * 1e3, 0),
                   n=num(rows[-1].prompt_tokens), decode=num(rows[-1].decode_s * 1e3, 0)))

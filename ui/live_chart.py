@@ -17,6 +17,14 @@ ahead), keeping its height meanwhile: a head move on the attention lesson redraw
 which the learner sees one (plotly.js took 65 ms of the page's main thread per head move with all
 three drawn, 39 ms with the one in sight; Chromium's CPU profile, 6-8 moves).
 
+The same lazy drawing serves the charts no widget redraws but that sit below the first screen
+(embeddings' norms, projection and sentences, the attention lesson's mask, cost and memory charts,
+the block's diagram and residual heatmap...): st.plotly_chart drew every one of them at a lesson
+switch, in long tasks of 0.3-0.6 s of the browser's main thread that held back the first screen
+(embeddings: the title after 0.7 s, the page settled after 1.2 s, at the median of 8 switches; 0.34
+and 0.52 s with those four charts here). Charts with a selection (the attention overview) stay
+st.plotly_chart, which reports clicks.
+
 The figure travels as plotly's JSON (`plotly.io.to_json`), like st.plotly_chart's spec; the
 component's mode bar saves PNG or SVG like every other chart (ui/export.modebar_config).
 """

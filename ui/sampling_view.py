@@ -297,8 +297,8 @@ def timing(gen: Generation, model_name: str) -> None:
         return
     c2.metric(t("sampling.gen.per_token"), t("sampling.gen.ms", n=num(1000 * gen.per_token_s, 1)))
     mb = weights_bytes(model_name) / 1e6
-    st.plotly_chart(times_figure(gen, labels("sampling.gen", "times_title", "times_x", "times_y")),
-                    key="sampling.times_chart")
+    live_chart(times_figure(gen, labels("sampling.gen", "times_title", "times_x", "times_y")),
+               key="sampling.times_chart")
     st.caption(t("sampling.gen.timing_read", ttft=num(1000 * gen.first_token_s, 1), n=num(n),
                  per_prompt=num(1000 * gen.steps[0].forward_s / n, 2), per_token=num(1000 * gen.per_token_s, 1),
                  weights_mb=num(mb, 0), bandwidth=num(mb / 1000 / gen.per_token_s, 1)))
