@@ -440,7 +440,7 @@ def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_t
     lens = get_lens(model_name, text, max_tokens)
     if cap.n_tokens > len(lens.positions):
         st.caption(t("block.lens.window", n=num(len(lens.positions)), total=num(cap.n_tokens)))
-    st.plotly_chart(Spec(lens_heatmap_spec(model_name, text, max_tokens, core_lang())), key="block.lens_heatmap")
+    live_chart(Spec(lens_heatmap_spec(model_name, text, max_tokens, core_lang())), key="block.lens_heatmap")
     render_lens_reading(lm, cap, model_name, text, max_tokens)
     lens_check(cap, lens, lm.info.n_layers)
 
