@@ -15,6 +15,9 @@ by default, a stress test: a learner who reads the lesson between inputs takes f
     slide  move the lesson's view slider (attention: head; block: logit-lens layer; sampling: T)
     answer answer the lesson's first multiple-choice question (its form's Check button)
     next   go to the next lesson (attention -> block -> sampling), then slide and answer there
+    reach  scroll down to a section computed when reached (the block's logit lens, where its slider is)
+    share  the sidebar's "share this view" button (its dialog builds the link)
+    download  the capture of the text as CSV (built on the server when clicked)
 
 A wait is from the input sent to the end of the run it caused (the server's `script_finished`):
 what the learner waits for, minus the browser's drawing (scripts/bench_ui.py measures that for
@@ -56,10 +59,10 @@ from measure_rss import status_mb  # noqa: E402  (scripts/measure_rss.py)
 from tests.stclient import Learner, StreamlitProtocolError, heatmap_tokens  # noqa: E402
 
 GOAL_P95_S = 2.0
-LESSONS = [  # (url path, slider key, a value the slider goes to)
-    ("attention", "attention.head", 3),
-    ("block", "block.lens_layer", 12),
-    ("sampling", "sampling.temperature", 0.7),
+LESSONS = [  # (url path, slider key, a value the slider goes to, the section it sits in if not on the first screen)
+    ("attention", "attention.head", 3, None),
+    ("block", "block.lens_layer", 12, "block.lens_box"),
+    ("sampling", "sampling.temperature", 0.7, None),
 ]
 # One short word per learner, each a single token with its leading space in SmolLM2's vocabulary
 # (tests/test_stclient.py checks it): a learner must find their own among their tokens, and no other.
@@ -283,12 +286,15 @@ async def learner_flow(url: str, n: int, word: str, others: list[str], lang: str
             strangers = sorted({o for o in others if o != word and f" {o}" in labels})
             if strangers:
                 out.failures.append(f"learner {n} sees other learners' words {strangers}")
-            for i, (lesson, slider, value) in enumerate(LESSONS[:lessons]):
+            for i, (lesson, slider, value, section) in enumerate(LESSONS[:lessons]):
                 if i:
                     await think()
                     action = await me.goto(lesson)
                     action.name = "next " + lesson
                     note(action)
+                if section:  # the learner scrolls down to the slider: its section is computed then
+                    await think()
+                    note(await me.reach(section, name="reach"))
                 await think()
                 action = await me.slide(slider, value)
                 action.name = "slide"
@@ -351,7 +357,7 @@ async def one_round(url: str, k: int, lang: str, seed: int, lessons: int, offset
     return out
 
 
-ACTIONS = ("open", "text", "slide", "answer", "next", "share", "download")
+ACTIONS = ("open", "text", "slide", "answer", "next", "reach", "share", "download")
 # Goals for the server's CPU per action, one learner on a warm server (mean, in ms); a new text's
 # goal is the forward pass plus 100 ms, printed beside it from the server's own figure.
 CPU_GOAL_MS = {"answer": 30, "slide": 50, "next": 250}

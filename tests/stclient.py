@@ -122,6 +122,23 @@ class Learner:
         trigger = WidgetState(id=w.id, trigger_value=True)
         return await self._rerun(name or f"click {key}", fragment_id=w.fragment_id, trigger=trigger)
 
+    async def trigger(self, key: str, event: str, value: Any = None, name: str | None = None) -> Action:
+        """A component (Streamlit components v2) calling `setTriggerValue(event, value)`: the rerun
+        of its section, with the event's callback first."""
+        import json
+
+        from streamlit.components.v2.bidi_component.main import _make_trigger_id
+
+        w = self.widget(key)
+        state = WidgetState(id=_make_trigger_id(w.id, "events"),
+                            json_trigger_value=json.dumps([{"event": event, "value": value}]))
+        return await self._rerun(name or f"trigger {key}", fragment_id=w.fragment_id, trigger=state)
+
+    async def reach(self, section: str, name: str | None = None) -> Action:
+        """Scroll to a section computed when reached (ui.follow.when_reached): its follower asks
+        for the section's rerun, as it does in the browser once the section is in sight."""
+        return await self.trigger(f"{section}.follow", "stale", "reached", name=name or f"reach {section}")
+
     async def submit(self, form_key: str, name: str | None = None) -> Action:
         """Press the submit button of the form `form_key` (its key carries the button's label)."""
         submitter = [k for k in self.widgets if k.startswith(f"FormSubmitter:{form_key}-")]
