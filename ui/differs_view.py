@@ -116,9 +116,9 @@ def position_section(lm: LoadedModel, cap: Capture | None) -> None:
     fig.update_layout(height=320, margin=dict(l=10, r=10, t=30, b=10), yaxis_type="log",
                       xaxis_title=t("differs.position.pair"), yaxis_title=t("differs.position.period"))
     st.plotly_chart(fig, key="differs.position_periods")
-    if cap is not None and cap.rope_local is not None:
+    local, glob = _local_global(lm)
+    if cap is not None and cap.rope_local is not None and local is not None and glob is not None:
         pos = np.arange(cap.n_tokens)
-        local, glob = _local_global(lm)
         diffs = []
         for layer, base in ((local, lo), (glob, hi)):
             cos, _ = rope.cos_sin(pos, info.d_head, base)
