@@ -289,7 +289,8 @@ FAMILIES = tuple(family_configs())
 @pytest.fixture(scope="session")
 def hub_server(tmp_path_factory, byte_tokenizer):
     """One stand-in for the session, serving every family (`standin/<name>`), the same tiny Llama
-    a larger Llama throttled (`standin/slow-llama`), one with pickled weights only (`standin/bin-only`), one
+    a larger Llama throttled (`standin/slow-llama`,
+    and the same as `-it` and `-en`), one with pickled weights only (`standin/bin-only`), one
     over the size limit (`standin/too-big`), an encoder (`standin/bert`) and one that needs its own code (`standin/remote-code`)."""
     from transformers import LlamaConfig
 
@@ -299,7 +300,9 @@ def hub_server(tmp_path_factory, byte_tokenizer):
     # ~2.3 MB of weights at 2 MB/s: a download of about a second, several chunks of lib.hub.CHUNK_BYTES.
     slow = LlamaConfig(vocab_size=257, hidden_size=128, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
                        num_key_value_heads=2, max_position_embeddings=128, tie_word_embeddings=False)
-    repos.append(Repo(f"{OWNER}/slow-llama", build_repo(root / "slow-llama", slow, byte_tokenizer), throttle=2_000_000))
+    build_repo(root / "slow-llama", slow, byte_tokenizer)
+    for alias in ("slow-llama", "slow-llama-it", "slow-llama-en"):  # one per test that needs it not yet loaded
+        repos.append(Repo(f"{OWNER}/{alias}", root / "slow-llama", throttle=2_000_000))
     repos.append(Repo(f"{OWNER}/bin-only", build_repo(root / "bin-only", configs["tiny-llama"], byte_tokenizer, "bin")))
     big = root / "too-big"
     big.mkdir()
