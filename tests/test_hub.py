@@ -165,3 +165,26 @@ def test_unreachable_hub_falls_back_to_the_cache(hub, monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", "http://nonexistent.invalid")
     lm = load_model(f"{OWNER}/tiny-gpt2")
     assert lm.info.family == "gpt2"
+
+
+def test_a_model_pre_downloaded_with_the_hf_command_loads_offline(hub, monkeypatch):
+    """docs/hub-models.md's classroom recipe: `hf download <id> --include ...` into the cache while
+    online, then the app with HF_HUB_OFFLINE=1 loads it without a single request."""
+    import os
+    import shutil
+    import subprocess
+
+    hf = shutil.which("hf", path=os.path.dirname(os.path.realpath(__file__)) + "/../.venv/bin") or shutil.which("hf")
+    if hf is None:
+        pytest.skip("the hf command is not installed")
+    name = f"{OWNER}/tiny-mistral"
+    # The same patterns as the documentation's command.
+    patterns = ["*.json", "*.safetensors", "*.txt", "*.model", "*.jinja"]
+    done = subprocess.run([hf, "download", name, *[x for p in patterns for x in ("--include", p)]],
+                          env=dict(os.environ), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert hub.requested(name)  # the weights came through the command
+    hub.reset()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    lm = load_model(name)
+    assert lm.info.model_type == "mistral" and hub.requests == []
