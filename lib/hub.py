@@ -234,7 +234,7 @@ class _Tracker:
         self.names = list(sizes)
         self.all_total = sum(s or 0 for s in sizes.values())
         self.before = 0  # bytes of the files finished (or found in the cache) before the current one
-        self.file, self.done, self.started, self.last, self.fetched = "", 0, None, 0.0, 0
+        self.file, self.done, self.started, self.last, self.fetched = "", 0, None, float("-inf"), 0
 
     def begin(self, name: str) -> None:
         self.file, self.done = name, 0

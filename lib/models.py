@@ -339,9 +339,11 @@ def _is_offline_error(e: BaseException) -> bool:
 
 def _network_error(e: BaseException) -> bool:
     """Whether `e` says the connection failed or broke (not that the hub answered no)."""
-    import httpx2
-
-    return isinstance(e, (httpx2.TransportError, ConnectionError, TimeoutError)) or _is_offline_error(e)
+    try:
+        from httpx2 import TransportError  # huggingface_hub's HTTP client
+    except ImportError:
+        TransportError = OSError
+    return isinstance(e, (TransportError, ConnectionError, TimeoutError)) or _is_offline_error(e)
 
 
 def _check_config(folder: Path, limit: int):

@@ -188,3 +188,26 @@ def test_a_model_pre_downloaded_with_the_hf_command_loads_offline(hub, monkeypat
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     lm = load_model(name)
     assert lm.info.model_type == "mistral" and hub.requests == []
+
+
+def test_xet_downloads_report_through_the_same_bar():
+    """On huggingface.co large files come through Xet, whose reporter drives the bar class with its
+    own calls (update, update_transfer, totals, postfixes): the bytes still reach the page's report."""
+    from types import SimpleNamespace
+
+    from huggingface_hub.utils._xet_progress_reporting import XetDownloadProgressReporter
+
+    reports = []
+    tracker = hub_lib._Tracker({"model.safetensors": 3000}, reports.append, clock=iter(range(100)).__next__)
+    tracker.begin("model.safetensors")
+    reporter = XetDownloadProgressReporter(reconstruction_desc="model.safetensors", total=3000, log_level=20,
+                                           tqdm_class=hub_lib._bar_class(tracker))
+    for done in (1000, 2000, 3000):
+        reporter.update_progress(SimpleNamespace(total_bytes_completed=done, total_transfer_bytes_completed=done // 2,
+                                                 total_bytes_completion_rate=1e6, total_transfer_bytes_completion_rate=5e5,
+                                                 total_bytes=3000))
+    reporter.close()
+    tracker.end("model.safetensors")
+    assert [r.done for r in reports] == [1000, 2000, 3000, 3000]
+    assert reports[-1].all_done == reports[-1].all_total == 3000
+    assert reports[0].speed == 1000.0 and reports[0].eta == 2.0  # 1,000 bytes in one tick of the clock; 2,000 left

@@ -103,6 +103,7 @@ def _load_with_progress(name: str) -> LoadedModel:
         def show(fraction: float, stage: str, status: DownloadStatus | None = None) -> None:
             box.progress(min(max(fraction, 0.0), 1.0), text=download_text(status) if status is not None else t(stage))
 
+        box.progress(0.0, text=t("load.weights"))  # what a learner waiting for another's load of it sees
         try:
             return get_model(name, show)
         finally:
