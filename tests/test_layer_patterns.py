@@ -94,3 +94,17 @@ def test_kv_cache_measured_equals_the_formula(models, name):
     assert m.equal, (m.measured_bytes, m.formula_bytes, m.window_offset_bytes)
     kinds = [x.kind for x in m.layers]
     assert kinds.count("sliding") == lm.info.layer_types.count("sliding_attention")
+
+
+def test_a_wide_window_does_not_make_captures_huge(byte_tokenizer):
+    """Twice the window, to show its mask, but never more than MAX_WINDOW_TOKENS (Mistral's 4,096)."""
+    from transformers import AutoModelForCausalLM, MistralConfig
+
+    from lib.capture import DEFAULT_MAX_TOKENS, MAX_WINDOW_TOKENS, max_tokens_for
+    from lib.models import wrap_model
+
+    for window, expected in ((4, DEFAULT_MAX_TOKENS), (512, 1024), (4096, MAX_WINDOW_TOKENS)):
+        cfg = MistralConfig(vocab_size=257, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                            num_attention_heads=4, num_key_value_heads=2, sliding_window=window)
+        lm = wrap_model(AutoModelForCausalLM.from_config(cfg), byte_tokenizer, "wide")
+        assert lm.info.sliding_window == window and max_tokens_for(lm) == expected

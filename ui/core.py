@@ -112,6 +112,11 @@ def _load_with_progress(name: str) -> LoadedModel:
         return get_model(name)
 
 
+def _error_values(values: dict) -> dict[str, str]:
+    """A refusal's figures as the language writes counts (8,03 mld, 1.5 B), the rest as text."""
+    return {k: big(v) if isinstance(v, int) and not isinstance(v, bool) else str(v) for k, v in values.items()}
+
+
 def ensure_model() -> LoadedModel | None:
     """Load the requested model (if the learner asked for one), else the current one.
 
@@ -130,11 +135,11 @@ def ensure_model() -> LoadedModel | None:
     error = st.session_state.pop("app.model_error", None)
     if error:
         code, name, values = error
-        st.error(t(f"model.error.{code}", name=name, **{k: str(v) for k, v in values.items()}))
+        st.error(t(f"model.error.{code}", name=name, **_error_values(values)))
     try:
         return _load_with_progress(model_name())
     except ModelLoadError as e:
-        st.error(t(f"model.error.{e.code}", name=display_name(model_name()), **{k: str(v) for k, v in e.values.items()}))
+        st.error(t(f"model.error.{e.code}", name=display_name(model_name()), **_error_values(e.values)))
         if model_name() != DEFAULT_MODEL:
             st.session_state["app.model"] = DEFAULT_MODEL
         return None

@@ -22,7 +22,7 @@ from lib.capture import DEFAULT_MAX_TOKENS, Capture
 from lib.compare import architecture
 from lib.models import LoadedModel
 from ui import compare_view
-from ui.core import model_name, num, t, text
+from ui.core import cut, model_name, num, t, text
 from ui.figures import PALETTE
 
 HEATMAP_CELLS = 256  # a [T, T] attention map is shown pooled to at most this many cells a side
@@ -76,8 +76,9 @@ def attention_section(lm: LoadedModel, cap: Capture | None) -> None:
     if cap.n_tokens <= w:
         st.info(t("differs.attention.short", n=num(cap.n_tokens), window=num(w)))
         # One more copy than the count suggests: the first token is <bos>, and joining copies can merge tokens.
-        repeat = int(np.ceil((w + 32) / max(cap.n_tokens - 1, 1))) + 1
-        st.button(t("differs.attention.lengthen"), key="differs.lengthen", on_click=_lengthen, args=(repeat,))
+        if w < cut(cap):  # a window wider than the capture reads cannot be passed by lengthening the text
+            repeat = int(np.ceil((w + 32) / max(cap.n_tokens - 1, 1))) + 1
+            st.button(t("differs.attention.lengthen"), key="differs.lengthen", on_click=_lengthen, args=(repeat,))
         return
     st.caption(t("differs.attention.notice", n=num(cap.n_tokens), tokens=num(2 * w)))
     head = st.slider(t("differs.attention.head"), 0, cap.n_heads - 1, 0, key="differs.attention_head")
