@@ -161,25 +161,43 @@ def adapter_for(model_type: str) -> Adapter:
 
 
 def config_numbers(config) -> dict[str, Any]:
-    """The normalized numbers of a transformers config object (GPT-2 or Llama names alike)."""
-    from lib.arithmetic import dims
+    """The normalized numbers of a transformers config object (GPT-2 or Llama names alike).
+
+    The layer pattern is read once, by lib.arithmetic.layer_kinds (the way transformers reads it):
+    `layer_types` as the config gives them, or, when it gives none, one "sliding_attention" per
+    local layer (Mistral's window covers every layer). The RoPE bases follow the layers that exist:
+    `rope_theta` is the global layers' base (the local one's on a model whose layers are all
+    local); `rope_theta_local` is set only on a model with both kinds and one base per kind.
+    Example: Gemma 3 layers (local, local, global), bases 10 and 10,000 -> rope_theta 10000.0, rope_theta_local 10.0
+    Example: the same with three local layers -> rope_theta 10.0, rope_theta_local None
+    """
+    from lib.arithmetic import SLIDING, dims, layer_kinds
 
     raw = config.to_dict()
     d = dims(raw)
+    kinds = layer_kinds(raw)
+    local = [k == SLIDING for k, _ in kinds]
+    types = raw.get("layer_types")
+    if isinstance(types, (list, tuple)) and len(types) == d.L:
+        types = tuple(str(x) for x in types)
+    elif any(local):
+        types = tuple("sliding_attention" if x else "full_attention" for x in local)
+    else:
+        types = ()
+    window = next((w for k, w in kinds if k == SLIDING and w), None)
     rope = getattr(config, "rope_parameters", None) or {}
     theta = rope.get("rope_theta") if isinstance(rope, dict) else None
     theta_local = None
-    if theta is None and isinstance(rope.get("full_attention") if isinstance(rope, dict) else None, dict):
-        # Gemma 3: one RoPE per layer type; the global layers' base is the model's, the local
-        # layers' is kept beside it.
-        theta = rope["full_attention"].get("rope_theta")
-        local = rope.get("sliding_attention")
-        theta_local = local.get("rope_theta") if isinstance(local, dict) else None
+    per_type = isinstance(rope, dict) and any(isinstance(rope.get(k), dict) for k in ("full_attention", "sliding_attention"))
+    if theta is None and per_type:
+        # Gemma 3: one RoPE per layer type. Only the types that some layer has count.
+        bases = {k: rope[k].get("rope_theta") for k in ("full_attention", "sliding_attention") if isinstance(rope.get(k), dict)}
+        has_local, has_global = any(local), not all(local)
+        theta = bases.get("full_attention") if has_global else bases.get("sliding_attention")
+        if has_local and has_global:
+            theta_local = bases.get("sliding_attention")
     if theta is None:
         theta = getattr(config, "rope_theta", None)
-    types = raw.get("layer_types")
-    types = tuple(str(x) for x in types) if isinstance(types, (list, tuple)) and len(types) == d.L else ()
-    window = raw.get("sliding_window") if "sliding_attention" in types else None
     return dict(
         n_layers=d.L,
         n_heads=d.H,

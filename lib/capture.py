@@ -52,6 +52,7 @@ from lib.rope import apply_rotary
 from lib.tokens import readable_tokens
 
 DEFAULT_MAX_TOKENS = 512
+MAX_WINDOW_TOKENS = 2 * DEFAULT_MAX_TOKENS  # the most a capture reads to show a sliding window
 
 
 class EmptyTextError(ValueError):
@@ -388,12 +389,13 @@ def attention_scales(loaded: LoadedModel) -> tuple[float, ...]:
 
 def max_tokens_for(loaded: LoadedModel) -> int:
     """How many tokens a capture reads on this model: DEFAULT_MAX_TOKENS, or twice the sliding
-    window of a model with local layers (Gemma 3: 1,024), so that the window's mask shows.
+    window of a model with local layers (Gemma 3: 1,024), so that the window's mask shows; never
+    more than MAX_WINDOW_TOKENS (a Mistral-style window of 4,096 would mean [T, T] maps of 8,192²).
 
-    Example: SmolLM2 -> 512; Gemma 3 270M (window 512) -> 1024
+    Example: SmolLM2 -> 512; Gemma 3 270M (window 512) -> 1024; a window of 4,096 -> 1024
     """
     window = loaded.info.sliding_window
-    return max(DEFAULT_MAX_TOKENS, 2 * int(window)) if window else DEFAULT_MAX_TOKENS
+    return min(max(DEFAULT_MAX_TOKENS, 2 * int(window)), MAX_WINDOW_TOKENS) if window else DEFAULT_MAX_TOKENS
 
 
 def _window(loaded: LoadedModel, n_tokens: int) -> int | None:

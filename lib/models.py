@@ -11,9 +11,12 @@ de-quantizes a GGUF in ~20 s to a few minutes; we do that once, save the float32
 safetensors in a cache folder (`$INSIDE_TRANSFORMER_CACHE`, default `~/.cache/inside-transformer`),
 and later loads take seconds.
 
-A Hugging Face id is validated before anything is fetched: its form (owner/name or a bare name,
-never a path or URL), its architecture (one with an adapter), and its size from the config alone
-(at most `MAX_PARAMS`). Weights must be safetensors; `trust_remote_code` is never enabled.
+A Hugging Face id is validated before any weight is fetched: its form (owner/name or a bare name,
+never a path or URL), the hub within reach (lib/hub.py answers "offline" in seconds), the
+repository's listing (safetensors weights, else refused), its config (no code of its own, an
+architecture with an adapter, at most `MAX_PARAMS` parameters counted from the config alone).
+Then the tokenizer and weights download into the Hugging Face cache with progress reports, and
+transformers reads that folder; `trust_remote_code` is never enabled.
 Failures raise `ModelLoadError` with a `code` the page turns into a message in the learner's
 language. Deliberately left out: quantized or GPU loading, chat templates, private models.
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import fcntl
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -33,6 +37,7 @@ from typing import Any, Callable
 
 import torch
 
+from lib import hub
 from lib.adapters import Adapter, UnsupportedArchitecture, adapter_for, config_numbers, supported_model_types
 from lib.arithmetic import count_params
 from lib.settings import Settings
@@ -47,14 +52,15 @@ CACHE_ENV = "INSIDE_TRANSFORMER_CACHE"
 # owner/name or a bare name, as the Hub allows: letters, digits, '-', '_', '.'; no '..', no path.
 _HUB_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
 
-Progress = Callable[[float, str], None]
+# progress(fraction, stage) or, while files download, progress(fraction, "load.download", hub.DownloadStatus)
+Progress = Callable[..., None]
 
 
 class ModelLoadError(Exception):
     """A model could not be loaded; `code` names the reason for the page's message.
 
-    Codes: invalid_id, local_path, not_found, offline, too_large, unsupported, no_safetensors,
-    missing_package, failed.
+    Codes: invalid_id, local_path, not_found, offline, interrupted (the connection broke during a
+    download), too_large, unsupported, remote_code, no_safetensors, missing_package, failed.
     """
 
     def __init__(self, code: str, detail: str = "", **values: Any):
@@ -222,7 +228,7 @@ def converted_dir(name: str = DEFAULT_MODEL) -> Path:
     return cache_dir() / f"{EMBEDDED_MODELS[name].slug}-{gguf_size(name)}"
 
 
-def _noop(_: float, __: str) -> None:
+def _noop(*_: Any) -> None:
     pass
 
 
@@ -331,30 +337,103 @@ def _is_offline_error(e: BaseException) -> bool:
     return any(s in text for s in ("connection", "offline", "resolve", "timed out", "timeout", "network", "max retries"))
 
 
-def _load_hub(name: str, progress: Progress, limit: int = MAX_PARAMS) -> LoadedModel:
+def _network_error(e: BaseException) -> bool:
+    """Whether `e` says the connection failed or broke (not that the hub answered no)."""
+    try:
+        from httpx2 import TransportError  # huggingface_hub's HTTP client
+    except ImportError:
+        TransportError = OSError
+    return isinstance(e, (TransportError, ConnectionError, TimeoutError)) or _is_offline_error(e)
+
+
+def _check_config(folder: Path, limit: int):
+    """The config in `folder`, refused before any weight byte is fetched if it asks for code from
+    the repository (`auto_map`), has no adapter, or has more than `limit` parameters."""
     from transformers import AutoConfig
 
-    name = validate_model_id(name)
-    progress(0.05, "load.config")
     try:
-        config = AutoConfig.from_pretrained(name, trust_remote_code=False)
-    except Exception as e:  # the hub raises OSError, HTTP errors, ValueError for remote code...
-        if _is_offline_error(e):
-            raise ModelLoadError("offline", str(e)[:300]) from e
-        raise ModelLoadError("not_found", str(e)[:300]) from e
-    try:
-        adapter_for(config.model_type)
-    except UnsupportedArchitecture as e:
-        raise ModelLoadError("unsupported", config.model_type, supported=", ".join(supported_model_types())) from e
-    n = count_params(config.to_dict()) if config.model_type in supported_model_types() else 0
+        raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ModelLoadError("failed", f"config.json: {e}") from e
+    if not isinstance(raw, dict):
+        raise ModelLoadError("failed", "config.json is not an object")
+    model_type = str(raw.get("model_type", ""))
+    if raw.get("auto_map") and model_type not in supported_model_types():
+        # The architecture exists only in the repository's own code: never run here (trust_remote_code
+        # stays off). With a supported model_type, transformers' own code is used and auto_map ignored.
+        names = ", ".join(sorted(map(str, raw["auto_map"])))
+        raise ModelLoadError("remote_code", names, auto_map=names)
+    if model_type not in supported_model_types():
+        raise ModelLoadError("unsupported", model_type, supported=", ".join(supported_model_types()))
+    config = AutoConfig.from_pretrained(folder, trust_remote_code=False)
+    n = count_params(config.to_dict())
     if n > limit:
         raise ModelLoadError("too_large", f"{n}", n_params=n, limit=limit)
-    progress(0.2, "load.weights")
+    return config
+
+
+def _hub_files(name: str, progress: Progress, limit: int) -> Path:
+    """The cache folder holding `name`'s config, tokenizer and safetensors weights, downloaded if needed.
+
+    Order: reachability (seconds), the listing (one request), config.json, the checks of
+    `_check_config`, then the tokenizer and the weights with a progress report per file. Offline, or
+    with the hub out of reach, a copy already in the cache is used as it is.
+    """
+    from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+
+    if hub.offline_mode() or not hub.reachable():
+        folder = hub.cached_snapshot(name)
+        if folder is None or not any((folder / w).exists() for w in (hub.SAFETENSORS, hub.SAFETENSORS_INDEX)):
+            raise ModelLoadError("offline", hub.endpoint())
+        _check_config(folder, limit)
+        return folder
     try:
-        model, tok = _load_pretrained(name, trust_remote_code=False)
+        lst = hub.listing(name)
+    except (RepositoryNotFoundError, RevisionNotFoundError) as e:  # unknown, private or gated
+        raise ModelLoadError("not_found", str(e)[:300]) from e
     except Exception as e:
-        if _is_offline_error(e):
+        if _network_error(e):
             raise ModelLoadError("offline", str(e)[:300]) from e
+        if isinstance(e, HfHubHTTPError):
+            raise ModelLoadError("failed", str(e)[:300]) from e
+        raise
+    if "config.json" not in lst.files:
+        raise ModelLoadError("not_found", "no config.json")
+    if not lst.weights():
+        raise ModelLoadError("no_safetensors", ", ".join(lst.other_weights()) or "no weights")
+
+    def report(status: hub.DownloadStatus) -> None:
+        progress(0.1 + 0.75 * status.fraction, "load.download", status)
+
+    try:
+        progress(0.05, "load.config")
+        folder = hub.download(lst, ["config.json"])
+        _check_config(folder, limit)
+        files = lst.tokenizer_files() + lst.weights()
+        folder = hub.download(lst, files, report)
+        if lst.weights() == [hub.SAFETENSORS_INDEX]:
+            index = json.loads((folder / hub.SAFETENSORS_INDEX).read_text(encoding="utf-8"))
+            shards = sorted({str(v) for v in index.get("weight_map", {}).values()})
+            if any("/" in s or s not in lst.files for s in shards):
+                raise ModelLoadError("no_safetensors", "index names missing shards")
+            folder = hub.download(lst, shards, report)
+    except ModelLoadError:
+        raise
+    except Exception as e:
+        if _network_error(e):
+            raise ModelLoadError("interrupted", str(e)[:300]) from e
+        raise ModelLoadError("failed", str(e)[:300]) from e
+    return folder
+
+
+def _load_hub(name: str, progress: Progress, limit: int = MAX_PARAMS) -> LoadedModel:
+    name = validate_model_id(name)
+    progress(0.02, "load.connecting")
+    folder = _hub_files(name, progress, limit)
+    progress(0.9, "load.loading")
+    try:
+        model, tok = _load_pretrained(folder, trust_remote_code=False)
+    except Exception as e:
         if "safetensors" in str(e).lower():
             raise ModelLoadError("no_safetensors", str(e)[:300]) from e
         raise ModelLoadError("failed", str(e)[:300]) from e

@@ -20,7 +20,7 @@ import threading
 
 from lib.budget_cache import ByteBudgetCache
 from lib.capture import Capture, run_capture
-from lib.models import LoadedModel, is_embedded, load_model
+from lib.models import LoadedModel, Progress, is_embedded, load_model
 from lib.settings import Settings
 
 
@@ -80,12 +80,14 @@ _models_lock = threading.Lock()
 _loading: dict[str, threading.Lock] = {}
 
 
-def get_model(name: str) -> LoadedModel:
+def get_model(name: str, progress: Progress | None = None) -> LoadedModel:
     """One LoadedModel per model name for the whole server: the built-in ones and at most one hub
     model. Raises lib.models.ModelLoadError (hub off, too large, offline...) for the page to show.
 
-    No streamlit element may be drawn in here, so the slow first conversion of the embedded model
-    is done, with its progress bar, by the caller.
+    No streamlit element is drawn in here: the slow first conversion of the embedded model is done,
+    with its progress bar, by the caller, and a hub model's download reports to the caller's
+    `progress` (lib.models.load_model), which draws in the caller's page. A session that waits for
+    another session's load of the same name gets no reports, only the model.
     """
     with _models_lock:
         loaded = _models.get(name)
@@ -96,7 +98,7 @@ def get_model(name: str) -> LoadedModel:
         with _models_lock:
             if name in _models:
                 return _models[name]
-        loaded = load_model(name, settings=SETTINGS)
+        loaded = load_model(name, settings=SETTINGS) if progress is None else load_model(name, progress, SETTINGS)
         dropped = False
         with _models_lock:
             if not is_embedded(name):

@@ -10,10 +10,11 @@ import streamlit as st
 
 from lib import i18n
 from lib.capture import DEFAULT_MAX_TOKENS, Capture, max_tokens_for
+from lib.hub import DownloadStatus
 from lib.models import (DEFAULT_MODEL, EMBEDDED_MODELS, LoadedModel, ModelLoadError, convert_gguf, converted_dir,
                         is_embedded)
 from lib.quiz import format_number
-from ui.cache import get_capture, get_model
+from ui.cache import get_capture, get_model, resident_models
 
 MAX_CHARS = 50_000  # the text box accepts this much; the capture cuts at DEFAULT_MAX_TOKENS tokens
 
@@ -59,8 +60,34 @@ def display_name(name: str) -> str:
     return t(f"model.embedded_name.{EMBEDDED_MODELS[name].slug}") if is_embedded(name) else name
 
 
+def size_text(n: float) -> str:
+    """Bytes the way a download reads them: 512 B, 12.3 kB, 548.1 MB, 1.52 GB (decimal units)."""
+    for unit, scale, digits in (("GB", 1e9, 2), ("MB", 1e6, 1), ("kB", 1e3, 1)):
+        if n >= scale:
+            return f"{num(n / scale, digits)} {unit}"
+    return f"{num(int(n))} B"
+
+
+def duration_text(seconds: float) -> str:
+    """A time left: 35 s, 2 min 10 s."""
+    s = max(0, int(round(seconds)))
+    return t("unit.seconds", n=num(s)) if s < 60 else t("unit.minutes", m=num(s // 60), s=num(s % 60))
+
+
+def download_text(status: DownloadStatus) -> str:
+    """One line for the progress bar: the file, its bytes done and total, the speed and the time left."""
+    values = dict(file=status.file, index=num(status.index), n_files=num(status.n_files),
+                  done=size_text(status.done), speed=size_text(status.speed))
+    if status.total is None:
+        return t("load.download_unknown", **values)
+    if status.eta is None:
+        return t("load.download_start", total=size_text(status.total), **values)
+    return t("load.download", total=size_text(status.total), eta=duration_text(status.eta), **values)
+
+
 def _load_with_progress(name: str) -> LoadedModel:
-    """get_model, after converting the embedded GGUF with a progress bar the first time."""
+    """get_model, after converting the embedded GGUF with a progress bar the first time; a hub
+    model draws its stages and its download (file, bytes, speed, time left) in the same bar."""
     if is_embedded(name) and not (converted_dir(name) / "config.json").exists():
         box = st.empty()
         try:
@@ -70,8 +97,24 @@ def _load_with_progress(name: str) -> LoadedModel:
                 name)
         finally:
             box.empty()
+    if not is_embedded(name) and name not in resident_models():
+        box = st.empty()
+
+        def show(fraction: float, stage: str, status: DownloadStatus | None = None) -> None:
+            box.progress(min(max(fraction, 0.0), 1.0), text=download_text(status) if status is not None else t(stage))
+
+        box.progress(0.0, text=t("load.weights"))  # what a learner waiting for another's load of it sees
+        try:
+            return get_model(name, show)
+        finally:
+            box.empty()
     with st.spinner(t("load.loading" if is_embedded(name) else "load.weights")):
         return get_model(name)
+
+
+def _error_values(values: dict) -> dict[str, str]:
+    """A refusal's figures as the language writes counts (8,03 mld, 1.5 B), the rest as text."""
+    return {k: big(v) if isinstance(v, int) and not isinstance(v, bool) else str(v) for k, v in values.items()}
 
 
 def ensure_model() -> LoadedModel | None:
@@ -92,11 +135,11 @@ def ensure_model() -> LoadedModel | None:
     error = st.session_state.pop("app.model_error", None)
     if error:
         code, name, values = error
-        st.error(t(f"model.error.{code}", name=name, **{k: str(v) for k, v in values.items()}))
+        st.error(t(f"model.error.{code}", name=name, **_error_values(values)))
     try:
         return _load_with_progress(model_name())
     except ModelLoadError as e:
-        st.error(t(f"model.error.{e.code}", name=display_name(model_name())))
+        st.error(t(f"model.error.{e.code}", name=display_name(model_name()), **_error_values(e.values)))
         if model_name() != DEFAULT_MODEL:
             st.session_state["app.model"] = DEFAULT_MODEL
         return None

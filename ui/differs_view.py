@@ -22,7 +22,7 @@ from lib.capture import DEFAULT_MAX_TOKENS, Capture
 from lib.compare import architecture
 from lib.models import LoadedModel
 from ui import compare_view
-from ui.core import model_name, num, t, text
+from ui.core import cut, model_name, num, t, text
 from ui.figures import PALETTE
 
 HEATMAP_CELLS = 256  # a [T, T] attention map is shown pooled to at most this many cells a side
@@ -76,8 +76,9 @@ def attention_section(lm: LoadedModel, cap: Capture | None) -> None:
     if cap.n_tokens <= w:
         st.info(t("differs.attention.short", n=num(cap.n_tokens), window=num(w)))
         # One more copy than the count suggests: the first token is <bos>, and joining copies can merge tokens.
-        repeat = int(np.ceil((w + 32) / max(cap.n_tokens - 1, 1))) + 1
-        st.button(t("differs.attention.lengthen"), key="differs.lengthen", on_click=_lengthen, args=(repeat,))
+        if w < cut(cap):  # a window wider than the capture reads cannot be passed by lengthening the text
+            repeat = int(np.ceil((w + 32) / max(cap.n_tokens - 1, 1))) + 1
+            st.button(t("differs.attention.lengthen"), key="differs.lengthen", on_click=_lengthen, args=(repeat,))
         return
     st.caption(t("differs.attention.notice", n=num(cap.n_tokens), tokens=num(2 * w)))
     head = st.slider(t("differs.attention.head"), 0, cap.n_heads - 1, 0, key="differs.attention_head")
@@ -116,9 +117,9 @@ def position_section(lm: LoadedModel, cap: Capture | None) -> None:
     fig.update_layout(height=320, margin=dict(l=10, r=10, t=30, b=10), yaxis_type="log",
                       xaxis_title=t("differs.position.pair"), yaxis_title=t("differs.position.period"))
     st.plotly_chart(fig, key="differs.position_periods")
-    if cap is not None and cap.rope_local is not None:
+    local, glob = _local_global(lm)
+    if cap is not None and cap.rope_local is not None and local is not None and glob is not None:
         pos = np.arange(cap.n_tokens)
-        local, glob = _local_global(lm)
         diffs = []
         for layer, base in ((local, lo), (glob, hi)):
             cos, _ = rope.cos_sin(pos, info.d_head, base)
