@@ -37,6 +37,8 @@ FEATURES: dict[str, str] = {
     "tied_embeddings": "the output matrix is the embedding table itself",
     "uniform_row_lengths": "every embedding row has nearly the same length (spread below 1 %)",
     "builtin": "a built-in model: a compressed GGUF copy expanded to float32",
+    "gguf_q4_1": "built in from a GGUF whose layer matrices are Q4_1 (5 bits with scale and minimum)",
+    "gguf_q4_k_m": "built in from a GGUF in llama.cpp's Q4_K_M mix (4- to 8-bit tensors)",
 }
 
 # Below this coefficient of variation (std / mean) the rows' lengths carry no information.
@@ -75,7 +77,7 @@ def _row_cv(weight: torch.Tensor) -> float:
 
 def compute(loaded) -> frozenset[str]:
     """The features of a `LoadedModel` (uncached; see `features`)."""
-    from lib.models import is_embedded
+    from lib.models import EMBEDDED_MODELS, is_embedded
 
     info, ad, model = loaded.info, loaded.adapter, loaded.model
     out: set[str] = set()
@@ -119,6 +121,9 @@ def compute(loaded) -> frozenset[str]:
         out.add("uniform_row_lengths")
     if is_embedded(info.name):
         out.add("builtin")
+        quant = EMBEDDED_MODELS[info.name].quant
+        if quant and f"gguf_{quant.lower()}" in FEATURES:
+            out.add(f"gguf_{quant.lower()}")
     return frozenset(out)
 
 
