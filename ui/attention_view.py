@@ -441,7 +441,7 @@ def formula_steps(cap: Capture, steps: att.HeadSteps, out: att.LayerOutput, head
         if tab.open:
             with tab:
                 st.caption(t(f"attention.step.{name}_shape", t=num(tt), dh=num(dh), scale=num(steps.scale, 4),
-                             root=num(float(np.sqrt(dh)), 2)))
+                             root=num(float(np.sqrt(dh)), 2), window=num(core.model().info.sliding_window or 0)))
                 st.dataframe(matrix(mat[:n, :n], rows, rows, digits), key=f"attention.step.{name}")
     if tabs[5].open:
         with tabs[5]:
