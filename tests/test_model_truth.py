@@ -136,8 +136,8 @@ def test_no_raw_label_key_is_shown(renders, case):
 
 
 # Braces that are meant to be shown: plotly's own %{x} in hover templates, and the generic layer
-# index of a module path in the block's tables ("model.layers.{l}.mlp").
-_MEANT = re.compile(r"%\{[^}]*\}|\.\{l\}\.")
+# index of a module path in the block's path table and diagram ("model.layers.{l}.mlp", "({l} = layer)").
+_MEANT = re.compile(r"%\{[^}]*\}|\.\{l\}\.|\(\{l\} = ")
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
