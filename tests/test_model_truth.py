@@ -35,6 +35,7 @@ class Render:
     shown: str  # prose plus tables, metrics, widget labels and chart texts
     metrics: dict[str, str]
     missing: tuple[str, ...]  # label keys the page asked for that no assets/ui file defines
+    downloads: tuple[str, ...]  # the labels of the download buttons (sidebar included)
 
 
 def _chart_strings(spec: dict) -> list[str]:
@@ -73,7 +74,8 @@ def _render(at: AppTest, missing: list[str]) -> Render:
     for c in at.get("bidi_component"):
         if c.proto.component_name == "itt_live_chart":
             parts += _chart_strings(json.loads(json.loads(c.proto.json)["spec"]))
-    return Render(prose, "\n".join(parts), metrics, tuple(sorted(set(missing))))
+    downloads = tuple(str(w.proto.label) for w in at.get("download_button"))
+    return Render(prose, "\n".join(parts), metrics, tuple(sorted(set(missing))), downloads)
 
 
 @pytest.fixture(scope="module")
@@ -209,3 +211,17 @@ def test_every_adapter_value_has_a_label(lang):
     for a in ADAPTERS:
         for value in (a.activation, a.norm, a.positional):
             assert f"arch.{value}" in labels, (a.family, value)
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+@pytest.mark.parametrize("model", BUILT_IN, ids=lambda m: EMBEDDED_MODELS[m].slug.split("-")[0])
+def test_a_model_with_terms_of_use_offers_them_offline(renders, lang, model):
+    """The sidebar offers the terms file shipped in the model's package exactly when there is one."""
+    from lib.models import terms_path
+
+    label = i18n.fill(i18n.label(lang, "sidebar.terms"), name=EMBEDDED_MODELS[model].label)
+    for page in PAGES:
+        shown = label in renders[(lang, model, page)].downloads
+        assert shown == (terms_path(model) is not None), (page, renders[(lang, model, page)].downloads)
+    if model == GEMMA_MODEL:
+        assert terms_path(model) is not None and terms_path(model).stat().st_size > 0
