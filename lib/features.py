@@ -11,7 +11,8 @@ placeholders filled by the same function as the page's table; a feature only say
 
 from __future__ import annotations
 
-from functools import lru_cache
+import threading
+import weakref
 
 import torch
 
@@ -127,14 +128,24 @@ def compute(loaded) -> frozenset[str]:
     return frozenset(out)
 
 
-@lru_cache(maxsize=16)
+# Weak keys: a model dropped from the app's cache must not be kept alive by its features.
+_CACHE: "weakref.WeakKeyDictionary[object, frozenset[str]]" = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
 def features(loaded) -> frozenset[str]:
     """The named features of a loaded model, computed once per model object.
 
     Example: features(gemma) >= {"post_norms", "single_kv_head", "windowed", "geglu"}
     Example: "post_norms" in features(smollm2) -> False
     """
-    return compute(loaded)
+    with _LOCK:
+        found = _CACHE.get(loaded)
+    if found is None:
+        found = compute(loaded)
+        with _LOCK:
+            _CACHE[loaded] = found
+    return found
 
 
 def satisfied(conditions: str, have: frozenset[str] | set[str]) -> bool:
