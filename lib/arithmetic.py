@@ -411,13 +411,22 @@ def forward_flops_per_token(config: dict[str, Any], context: int = 0, n_params: 
 def attention_flops(config: dict[str, Any], tokens: int, causal: bool = False) -> float:
     """FLOPs of QKᵀ and weights·V over a whole sequence: 4·n²·d·L, every pair of tokens.
 
-    With the causal mask only the n·(n+1)/2 pairs that look back are needed: about half.
+    With the causal mask only the n·(n+1)/2 pairs that look back are needed: about half. A
+    sliding-window layer reads at most its window: min(i + 1, W) keys for token i.
     Example: Llama-3 8B, 2048 tokens -> 2.2e12; causal -> 1.1e12
     """
     c = text_config(config)
     qk, v = _score_widths(c)
     pairs = tokens * (tokens + 1) / 2 if causal else tokens * tokens
-    return 2 * (qk + v) * pairs * dims(c).L
+    total = 0.0
+    for layer in cache_layers(c):
+        if layer.kind == SLIDING and layer.window and tokens > 0:
+            # a local layer: token i reads min(i + 1, W) keys, whatever `causal` says
+            w = min(int(layer.window), int(tokens))
+            total += w * (w + 1) / 2 + (tokens - w) * w
+        else:
+            total += pairs
+    return 2 * (qk + v) * total
 
 
 def training_flops(n_params: float, n_tokens: float) -> float:

@@ -406,15 +406,30 @@ def scaling_demo(d_head: int, n_samples: int = 4000, n_keys: int = 8, seed: int 
 # --------------------------------------------------------------------------- cost and flash attention
 
 
-def attention_flops(n_tokens: int, width: int, n_layers: int, causal: bool = False) -> float:
+def window_pairs(n_tokens: int, window: int) -> int:
+    """Query-key pairs a sliding-window layer computes: token i reads min(i + 1, W) keys.
+
+    Example: window_pairs(5, 2) -> 1 + 2 + 2 + 2 + 2 = 9
+    """
+    n, w = int(n_tokens), int(window)
+    if n <= w:
+        return n * (n + 1) // 2
+    return w * (w + 1) // 2 + (n - w) * w
+
+
+def attention_flops(n_tokens: int, width: int, n_layers: int, causal: bool = False,
+                    window: int | None = None, n_local: int = 0) -> float:
     """FLOPs of the two n x n products of attention, Q·Kᵀ and weights·V, over all layers.
 
     Each is 2·n²·d (a multiply and an add per term) with d = H·Dh summed over heads: 4·n²·d·L.
-    With a causal mask only the n(n+1)/2 visible pairs are needed, about half.
+    With a causal mask only the n(n+1)/2 visible pairs are needed, about half. `n_local` of the
+    layers read only the last `window` keys (causal by construction): `window_pairs` each.
     Example: attention_flops(2048, 4096, 32) -> 2.199e12 (Llama-3 8B, 2.2 TFLOP)
     """
     pairs = n_tokens * (n_tokens + 1) / 2 if causal else float(n_tokens) ** 2
-    return 4.0 * pairs * width * n_layers
+    if not window or not n_local:
+        return 4.0 * pairs * width * n_layers
+    return 4.0 * width * (pairs * (n_layers - n_local) + window_pairs(n_tokens, window) * n_local)
 
 
 def attention_memory(n_tokens: int, d_head: int, block_q: int, block_k: int,

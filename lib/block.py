@@ -187,11 +187,13 @@ def _names(model) -> dict[int, str]:
 
 def block_steps(loaded: LoadedModel, n_tokens: int) -> list[Step]:
     """The forward pass in its exact order: embed, one block (the same for every layer), final
-    norm, unembedding. The block is pre-norm in both families: each sub-layer reads a normalised
-    copy of the residual and adds its result back to the un-normalised one.
+    norm, unembedding. The block is pre-norm in every family: each sub-layer reads a normalised
+    copy of the residual and adds its result back to the un-normalised one. A family with
+    post-norms (Gemma 3's "sandwich") also normalises each sub-layer's output before the add.
 
     Example: [s.kind for s in block_steps(lm, 5)] ->
              [embed, norm, attention, add, norm, mlp, add, final_norm, unembed]
+    Example (post-norms): [embed, norm, attention, norm, add, norm, mlp, norm, add, final_norm, unembed]
     """
     ad, info, model = loaded.adapter, loaded.info, loaded.model
     names = _names(model)
@@ -210,13 +212,17 @@ def block_steps(loaded: LoadedModel, n_tokens: int) -> list[Step]:
     attention = (("q", (H, T, Dh)), ("k", (Hkv, T, Dh)), ("v", (Hkv, T, Dh)), ("scores", (H, T, T)),
                  ("heads", (T, H * Dh)))
     mlp_inner = tuple((n, (T, F)) for n, m in (("gate", gate), ("up", up)) if m is not None) + (("act", (T, F)),)
+    post = ad.post_norms(b0) if ad.post_norms is not None else (None, None)
+    after = [[Step("norm", name(p), (T, D), (T, D))] if p is not None else [] for p in post]
     return [
         Step("embed", name(ad.embed(model)), (T,), (T, D)),
         Step("norm", name(attn_norm), (T, D), (T, D)),
         Step("attention", name(ad.attention(b0)), (T, D), (T, D), attention),
+        *after[0],
         Step("add", "", (T, D), (T, D)),
         Step("norm", name(mlp_norm), (T, D), (T, D)),
         Step("mlp", name(ad.mlp_out(b0)).rsplit(".", 1)[0], (T, D), (T, D), mlp_inner),
+        *after[1],
         Step("add", "", (T, D), (T, D)),
         Step("final_norm", name(ad.final_norm(model)), (T, D), (T, D)),
         Step("unembed", name(ad.unembed(model)), (T, D), (T, V)),

@@ -112,6 +112,15 @@ class ByteLevelBPE:
         """
         return tuple(b for b in range(256) if _BYTE_CHAR[b] not in self.vocab)
 
+    @property
+    def missing_invalid_utf8(self) -> tuple[int, ...]:
+        """The missing bytes that valid UTF-8 never contains (C0, C1 and F5-FF), so no training
+        text could have given them a token.
+
+        Example (SmolLM2): len(m.missing_invalid_utf8) -> 13
+        """
+        return tuple(b for b in self.missing_bytes if b in (0xC0, 0xC1) or b >= 0xF5)
+
     @cached_property
     def merges_digits(self) -> bool:
         """Whether any merge joins two digits (SmolLM2's do not: every digit stays a token).

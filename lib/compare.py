@@ -50,6 +50,7 @@ class Architecture:
     tied_embeddings: bool
     kv_bytes_per_token_fp32: int  # K and V of every layer for one token, float32
     kv_bytes_at: tuple[tuple[int, int], ...]  # (tokens, bytes of the whole cache, float32)
+    context_length: int | None = None  # the longest text the model reads (None when the config does not say)
 
     @property
     def embedding_share(self) -> float:
@@ -97,4 +98,5 @@ def architecture(loaded: LoadedModel, tokens: tuple[int, ...] = (512, 1024, 8192
         gated_mlp=gate is not None, embed_scale=scale, tied_embeddings=i.tied_embeddings,
         kv_bytes_per_token_fp32=per_token,
         kv_bytes_at=tuple((n, kv_cache_bytes(loaded.config, n, dtype_bytes=4)) for n in tokens),
+        context_length=i.context_length,
     )

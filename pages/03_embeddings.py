@@ -31,7 +31,8 @@ cols = st.columns(3)
 cols[0].metric(t("embeddings.table.rows"), num(n_vocab))
 cols[1].metric(t("embeddings.table.cols"), num(d_model))
 cols[2].metric(t("embeddings.table.shape"), f"[{n_vocab}, {d_model}]")
-st.caption(t("embeddings.table.which_learned" if learned else "embeddings.table.which_rope"))
+st.caption(t("embeddings.table.which_learned" if learned else "embeddings.table.which_rope",
+              scale=num(emb.embed_scale(lm), 4)))
 cap = core.capture()
 
 
@@ -60,7 +61,8 @@ lesson.show(text, "pieces")
 
 st.header(t("embeddings.norms.header"))
 stats = view.norm_stats(name)
-lesson.show(text, "norms", pearson=num(stats.pearson, 2), spearman=num(stats.spearman, 2), vocab=num(n_vocab))
+lesson.show(text, "norms", pearson=num(stats.pearson, 2), spearman=num(stats.spearman, 2), vocab=num(n_vocab),
+            mean=num(float(idx.norms.mean()), 3), std=num(float(idx.norms.std()), 4))
 view.norms(name, idx, stats)
 lesson.show(text, "why_cosine")
 

@@ -81,7 +81,10 @@ lesson.show(text, "decay")
 
 st.header(t("position.live.header"))
 if info.positional == "rope":
-    lesson.show(text, "live", model_name=core.display_name(info.name), base=num(base), d_head=num(d_head))
+    n_local = sum(x == "sliding_attention" for x in info.layer_types)
+    lesson.show(text, "live", model_name=core.display_name(info.name), base=num(base), d_head=num(d_head),
+                local=num(info.rope_theta_local or base), glob=num(base), n_local=num(n_local),
+                n_glob=num(info.n_layers - n_local))
     cap = core.capture()
 
     @st.fragment

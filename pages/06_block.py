@@ -31,7 +31,7 @@ if cap is not None:
 lesson.show(text, "residual_idea")
 attn_now = (t("block.history.gqa", h=num(info.n_heads), kv=num(info.n_kv_heads)) if info.group_size > 1
             else t("block.history.mha", h=num(info.n_heads)))
-lesson.show(text, "history", attn_now=attn_now, **arch)
+lesson.show(text, "history", attn_now=attn_now, norm_when=t("block.history.norm_when", norm=arch["norm"]), **arch)
 
 st.header(t("block.norm.header"))
 lesson.show(text, "norm", d_model=num(info.d_model), sqrt_d=num(info.d_model ** 0.5, 2))

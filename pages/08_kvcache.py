@@ -18,15 +18,18 @@ lm = core.model()
 info = lm.info
 name = core.display_name(info.name)
 base = REFERENCE_MODELS[view.BASE]
-live_token = A.kv_bytes_per_token(lm.config, dtype_bytes=4)
+live_token = A.kv_cache_bytes(lm.config, 1, dtype_bytes=4)  # every layer's K and V for one token
 
 st.title(t("lesson.kvcache.title"))
 lesson.show(text, "intro")
 
 st.header(t("kvcache.formula.header"))
-lesson.show(text, "formula", model_name=name, n_layers=num(info.n_layers), n_kv_heads=num(info.n_kv_heads),
-            d_head=num(info.d_head), live_token=num(live_token), live_kib=num(live_token / 1024, 1),
-            base_kib=num(A.kv_bytes_per_token(base) / 1024))
+lesson.show(text, "formula", base_kib=num(A.kv_bytes_per_token(base) / 1024))
+lesson.show(text, "formula_live", model_name=name, n_layers=num(info.n_layers), n_kv_heads=num(info.n_kv_heads),
+            d_head=num(info.d_head), live_token=num(live_token), live_kib=num(live_token / 1024, 1))
+lesson.show(text, "formula_window", window=num(info.sliding_window or 0), grow=num(A.kv_bytes_per_token(lm.config, 4)),
+            n_global=num(sum(k.kind == A.FULL for k in A.cache_layers(lm.config))))
+lesson.show(text, "formula_gqa")
 
 st.header(t("kvcache.calc.header"))
 lesson.show(text, "calculator")

@@ -378,3 +378,20 @@ def test_attention_flops_agree_with_lib_arithmetic(name, real):
             for causal in (False, True):
                 ours = attention_flops(tokens, n["n_heads"] * n["d_head"], n["n_layers"], causal=causal)
                 assert ours == pytest.approx(from_config(cfg, tokens, causal=causal)), (label, tokens, causal)
+
+
+def test_attention_flops_count_only_the_window_on_local_layers(tiny_gemma):
+    """A local layer reads min(i + 1, W) keys for token i: the count by hand, from (n, d, L, W) and
+    from the whole config agree, and equal the plain count while the text fits in the window."""
+    from lib.arithmetic import attention_flops as from_config
+
+    info, cfg = tiny_gemma.info, tiny_gemma.config
+    width, n_local = info.n_heads * info.d_head, sum(x == "sliding_attention" for x in info.layer_types)
+    W = info.sliding_window
+    for n in (1, W, W + 1, 50):
+        by_hand = 4 * width * (n_local * sum(min(i + 1, W) for i in range(n))
+                               + (info.n_layers - n_local) * n * (n + 1) / 2)
+        ours = attention_flops(n, width, info.n_layers, causal=True, window=W, n_local=n_local)
+        assert ours == by_hand == pytest.approx(from_config(cfg, n, causal=True)), n
+    assert attention_flops(W, width, info.n_layers, causal=True, window=W, n_local=n_local) == \
+        attention_flops(W, width, info.n_layers, causal=True)

@@ -297,3 +297,15 @@ def test_live_models_width(real, tiny_gpt2):
     g = tiny_gpt2.info
     gated = tiny_gpt2.adapter.mlp_branches(tiny_gpt2.adapter.blocks(tiny_gpt2.model)[0])[0] is not None
     assert not gated and blk.dff_verdict(blk.dff_arithmetic(g.d_model, g.d_mlp), gated) == "classic"
+
+
+def test_block_steps_put_the_post_norms_where_they_run(tiny_gemma):
+    """Sandwich norms: each sub-layer's output is normalised before it is added (Gemma 3)."""
+    steps = blk.block_steps(tiny_gemma, 5)
+    assert [s.kind for s in steps] == ["embed", "norm", "attention", "norm", "add", "norm", "mlp", "norm", "add",
+                                       "final_norm", "unembed"]
+    block = tiny_gemma.adapter.blocks(tiny_gemma.model)[1]
+    modules = dict(tiny_gemma.model.named_modules())
+    post_attn, post_mlp = tiny_gemma.adapter.post_norms(block)
+    assert modules[steps[3].module.format(l=1)] is post_attn and modules[steps[7].module.format(l=1)] is post_mlp
+    assert steps[3].module.endswith("post_attention_layernorm") and steps[5].module.endswith("pre_feedforward_layernorm")

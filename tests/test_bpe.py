@@ -340,3 +340,24 @@ def test_not_byte_level_tokenizers_are_refused_with_a_code():
     with pytest.raises(NotByteLevelBPE) as e:
         from_json(lowercase)
     assert e.value.code == "unsupported"
+
+
+def test_missing_bytes_that_utf8_never_uses(smollm):
+    """The page splits the missing bytes: those no valid UTF-8 text contains (decoding them alone,
+    or as the lead byte of any sequence, fails) and the rest, which the corpus simply never had."""
+    invalid = set(smollm.missing_invalid_utf8)
+    assert invalid <= set(smollm.missing_bytes)
+    for b in smollm.missing_bytes:
+        x = bytes([b])
+        as_lead = [x + tail for tail in (b"", b"\x80", b"\x80\x80", b"\x80\x80\x80", b"\xa0\x80", b"\x90\x80\x80")]
+        as_continuation = [b"\xc3" + x, b"\xe2\x82" + x, b"\xf0\x9f\x98" + x]
+        never = not any(_decodes(d) for d in as_lead + as_continuation)
+        assert (b in invalid) == never, hex(b)
+
+
+def _decodes(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False

@@ -255,3 +255,26 @@ def test_compare_reads_figures_from_the_models(tiny_gemma, tiny_llama):
     assert g.rope_base_local == c.rope_parameters["sliding_attention"]["rope_theta"]
     assert g.heads_width == c.num_attention_heads * c.head_dim != c.hidden_size
     assert g.embedding_params == c.vocab_size * c.hidden_size
+
+
+def test_gemma_quiz_answers_are_computed_by_the_lib(real_gemma):
+    """The Gemma questions' answers equal what the lessons' own functions compute on the real model."""
+    import math
+
+    from lib import arithmetic as A
+    from lib.embeddings import embed_scale
+    from lib.quiz import grade, load_bank
+
+    cfg, info = real_gemma.config, real_gemma.info
+    banks = {lesson: {q.id: q for q in load_bank("en", lesson)} for lesson in ("kvcache", "numbers", "embeddings")}
+    per_token = banks["kvcache"]["gemma_bytes_per_token"]
+    assert per_token.answer == A.kv_cache_bytes(cfg, 1, dtype_bytes=4)
+    window = banks["kvcache"]["gemma_window_cache"]
+    assert window.answer == A.kv_cache_bytes(cfg, 8192, dtype_bytes=2) / 1e6
+    every_global = dict(cfg, layer_types=["full_attention"] * info.n_layers)
+    assert A.kv_cache_bytes(every_global, 8192, dtype_bytes=2) / 1e6 == pytest.approx(151, abs=0.5)  # the explanation's 151 MB
+    share = banks["numbers"]["gemma_embedding_share"]
+    computed = 100 * real_gemma.adapter.embed(real_gemma.model).weight.numel() / info.n_params
+    assert grade(share, f"{computed}").correct and abs(share.answer - computed) < 0.01
+    scale = banks["embeddings"]["gemma_scale"]
+    assert grade(scale, f"{embed_scale(real_gemma)}").correct and embed_scale(real_gemma) == pytest.approx(math.sqrt(640))

@@ -79,3 +79,11 @@ def test_no_italian_article_before_a_filled_in_number() -> None:
     found = [f"{where}: {m.group(0)!r}" for where, text in italian_texts().items()
              for m in _ARTICLE.finditer(text) if m.group(2) not in WORD_VALUES]
     assert not found, "rephrase so no article depends on the number (e.g. 'pari a {x}'):\n" + "\n".join(found)
+
+
+def test_the_glossary_covers_the_terms_the_course_settled() -> None:
+    """Terms that once had two Italian names each: the glossary must keep deciding them."""
+    terms = {e["term"] for e in GLOSSARY}
+    for term in ("grouped-query attention (GQA)", "normalisation layer (vs a vector's length)", "perplexity",
+                 "cross-entropy", "cross-attention"):
+        assert term in terms, term

@@ -25,8 +25,9 @@ from lib.i18n import (
     ui,
 )
 
-NUMBERS_SECTIONS = ["intro", "relation", "live", "builtin", "params", "reference", "stack", "why_heads",
-                    "depth", "glimpse", "next", "live_wide"]
+NUMBERS_SECTIONS = ["intro", "relation", "live", "builtin", "builtin[builtin,gguf_q4_k_m]", "builtin[builtin,gguf_q4_1]",
+                    "params", "params[biases,!gated_mlp]", "reference", "stack", "why_heads", "depth", "glimpse", "next",
+                    "live_wide"]
 
 
 # ---------------------------------------------------------------- choose_language

@@ -94,3 +94,19 @@ def test_model_paths_and_urls_are_refused(model):
                                              ("strs", []), ("strs", ["gpt2", "llama3"])])
 def test_value_round_trip(kind, value):
     assert sl.parse_value(sl.format_value(value, kind), kind) == value
+
+
+@pytest.mark.parametrize("model", ["embedded:SmolLM2-135M-Instruct", "embedded:gemma-3-270m"])
+def test_every_built_in_model_round_trips(model):
+    """A link built for a built-in model opens that model again, with no notice."""
+    from lib.models import EMBEDDED_MODELS
+
+    assert model in EMBEDDED_MODELS
+    query, _ = sl.build("en", model, "Hi", {}, {})
+    view = sl.parse(query, {})
+    assert view.model == model and view.notices == ()
+
+
+@pytest.mark.parametrize("model", ["embedded:not-a-built-in", "embedded:../x"])
+def test_unknown_built_in_names_are_refused(model):
+    assert sl.parse({"model": model}, {}).notices == (("model", "model"),)

@@ -441,7 +441,7 @@ def formula_steps(cap: Capture, steps: att.HeadSteps, out: att.LayerOutput, head
         if tab.open:
             with tab:
                 st.caption(t(f"attention.step.{name}_shape", t=num(tt), dh=num(dh), scale=num(steps.scale, 4),
-                             root=num(float(np.sqrt(dh)), 2)))
+                             root=num(float(np.sqrt(dh)), 2), window=num(core.model().info.sliding_window or 0)))
                 st.dataframe(matrix(mat[:n, :n], rows, rows, digits), key=f"attention.step.{name}")
     if tabs[5].open:
         with tabs[5]:
@@ -575,13 +575,16 @@ def scaling_spec(dh: int, lang: str) -> dict:
 def cost_section(info, n_tokens: int | None, live_name: str) -> None:
     width = info.n_heads * info.d_head
     lang = core.lang()
+    n_local = sum(x == "sliding_attention" for x in info.layer_types)
+    win = dict(window=info.sliding_window, n_local=n_local)
     left, right = st.columns(2)
-    live_chart(Spec(cost_spec(live_name, width, info.n_layers, n_tokens, lang)), key="attention.cost_chart", where=left)
+    live_chart(Spec(cost_spec(live_name, width, info.n_layers, n_tokens, lang, info.sliding_window, n_local,
+                              info.context_length)), key="attention.cost_chart", where=left)
     live_chart(Spec(memory_spec(info.d_head, lang)), key="attention.memory_chart", where=right)
     if n_tokens:
         st.markdown(t("attention.cost.yours_text", n=num(n_tokens),
-                      flops=num(att.attention_flops(n_tokens, width, info.n_layers) / 1e6, 1),
-                      causal=num(att.attention_flops(n_tokens, width, info.n_layers, causal=True) / 1e6, 1),
+                      flops=num(att.attention_flops(n_tokens, width, info.n_layers, **win) / 1e6, 1),
+                      causal=num(att.attention_flops(n_tokens, width, info.n_layers, causal=True, **win) / 1e6, 1),
                       l=num(info.n_layers), d=num(width)))
 
 
@@ -589,15 +592,19 @@ COST_TOKENS = np.unique(np.geomspace(16, 131072, 60).astype(int))  # the cost cu
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def cost_spec(live_name: str, width: int, n_layers: int, n_tokens: int | None, lang: str) -> dict:
+def cost_spec(live_name: str, width: int, n_layers: int, n_tokens: int | None, lang: str,
+              window: int | None = None, n_local: int = 0, context: int | None = None) -> dict:
     """Attention's FLOPs against the text length, the live model beside Llama-3 8B, the learner's
-    text marked (the same for every head: built once per model, length and language)."""
+    text marked (the same for every head: built once per model, length and language). The live
+    model's windowed layers count their window only, and its curve stops at its context."""
     x = COST_TOKENS
     llama = REFERENCE_MODELS["Llama-3 8B"]
-    curves = {live_name: (x, np.array([att.attention_flops(n, width, n_layers) for n in x])),
+    mine = x[x <= context] if context else x
+    curves = {live_name: (mine, np.array([att.attention_flops(n, width, n_layers, window=window, n_local=n_local)
+                                          for n in mine])),
               "Llama-3 8B": (x, np.array([att.attention_flops(n, llama["hidden_size"], llama["num_hidden_layers"])
                                           for n in x]))}
-    mark = (n_tokens, att.attention_flops(n_tokens, width, n_layers)) if n_tokens else None
+    mark = (n_tokens, att.attention_flops(n_tokens, width, n_layers, window=window, n_local=n_local)) if n_tokens else None
     return cost_figure(curves, mark, {"x": t("attention.cost.x"), "y": t("attention.cost.y"),
                                       "title": t("attention.cost.title"), "yours": t("attention.cost.yours")}).to_dict()
 

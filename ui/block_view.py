@@ -127,12 +127,14 @@ def token_select(label_key: str, key: str, cap: Capture, default: int) -> int:
 
 def diagram_figure(steps: list[blk.Step], labels: dict[str, str]) -> go.Figure:
     """The block as boxes and arrows: the residual spine on the left, the two branches on the
-    right, each reading a normalised copy and adding its result back on the spine."""
+    right, each reading a normalised copy and adding its result back on the spine (through one
+    more norm where the model has post-norms)."""
     by_kind = {s.kind: s for s in steps}
-    norms = [s for s in steps if s.kind == "norm"]
-    spine, cx, w = 1.4, 6.4, 5.6
-    rows = [("norm", norms[0], -1.5), ("attention", by_kind["attention"], -3.0), ("add", None, -4.4),
-            ("norm", norms[1], -5.8), ("mlp", by_kind["mlp"], -7.3), ("add", None, -8.7)]
+    inside = steps[1:-2]  # the block alone: between the embedding and the final norm
+    norms = [s for s in inside if s.kind == "norm"]
+    spine, cx, w, gap = 1.4, 6.4, 5.6, 1.45
+    rows = [(s.kind, s if s.kind != "add" else None, -1.5 - gap * i) for i, s in enumerate(inside)]
+    bottom = rows[-1][2]
     fig = go.Figure()
     fills = {"norm": "#DCE8F5", "attention": "#FCE3CC", "mlp": "#D9EED5"}
     ann = []
@@ -141,9 +143,10 @@ def diagram_figure(steps: list[blk.Step], labels: dict[str, str]) -> go.Figure:
         ann.append(dict(x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", showarrow=True,
                         arrowhead=2, arrowsize=1.2, arrowwidth=1.5, arrowcolor="#555", text=""))
 
-    fig.add_shape(type="line", x0=spine, y0=0.2, x1=spine, y1=-9.75, line=dict(color="#888", width=4), layer="below")
-    ann.append(dict(x=spine, y=-10.0, ax=spine, ay=-9.6, xref="x", yref="y", axref="x", ayref="y", showarrow=True,
-                    arrowhead=2, arrowsize=0.8, arrowwidth=4, arrowcolor="#888", text=""))
+    fig.add_shape(type="line", x0=spine, y0=0.2, x1=spine, y1=bottom - 1.05, line=dict(color="#888", width=4),
+                  layer="below")
+    ann.append(dict(x=spine, y=bottom - 1.3, ax=spine, ay=bottom - 0.9, xref="x", yref="y", axref="x", ayref="y",
+                    showarrow=True, arrowhead=2, arrowsize=0.8, arrowwidth=4, arrowcolor="#888", text=""))
     for kind, step, y in rows:
         if kind == "add":  # a marker, not a shape: its size is in pixels, so it stays round
             fig.add_trace(go.Scatter(x=[spine], y=[y], mode="markers+text", text=["<b>+</b>"], hoverinfo="skip",
@@ -159,24 +162,32 @@ def diagram_figure(steps: list[blk.Step], labels: dict[str, str]) -> go.Figure:
         if inner:
             text += f"<br><span style='font-size:11px'>{inner}</span>"
         ann.append(dict(x=cx, y=y, text=text, showarrow=False, font=dict(size=13)))
-    # Branches: from the spine to the norm, norm to sub-layer, sub-layer back to the spine's adder.
-    for y_norm, y_sub, y_add in ((-1.5, -3.0, -4.4), (-5.8, -7.3, -8.7)):
-        fig.add_shape(type="line", x0=spine, y0=y_norm + 0.85, x1=cx, y1=y_norm + 0.85, line=dict(color="#555", width=1.5))
-        arrow(cx, y_norm + 0.85, cx, y_norm + 0.5)
-        arrow(cx, y_norm - 0.5, cx, y_sub + 0.5)
-        fig.add_shape(type="line", x0=cx, y0=y_sub - 0.5, x1=cx, y1=y_add, line=dict(color="#555", width=1.5))
-        arrow(cx, y_add, spine + 0.3, y_add)
-        ann.append(dict(x=cx + 0.1, y=(y_sub - 0.5 + y_add) / 2, text=shape(by_kind["attention"].shape_out),
+    # Branches: from the spine to the first box, box to box, the last box back to the spine's adder.
+    branch: list[float] = []
+    for kind, _, y in rows:
+        if kind != "add":
+            branch.append(y)
+            continue
+        top, last = branch[0], branch[-1]
+        fig.add_shape(type="line", x0=spine, y0=top + 0.85, x1=cx, y1=top + 0.85, line=dict(color="#555", width=1.5))
+        arrow(cx, top + 0.85, cx, top + 0.5)
+        for y0, y1 in zip(branch, branch[1:]):
+            arrow(cx, y0 - 0.5, cx, y1 + 0.5)
+        fig.add_shape(type="line", x0=cx, y0=last - 0.5, x1=cx, y1=y, line=dict(color="#555", width=1.5))
+        arrow(cx, y, spine + 0.3, y)
+        ann.append(dict(x=cx + 0.1, y=(last - 0.5 + y) / 2, text=shape(by_kind["attention"].shape_out),
                         showarrow=False, xanchor="left", font=dict(size=11, color="#555")))
+        branch = []
     ann.append(dict(x=spine, y=0.45, text=f"<b>{labels['in']}</b> {shape(norms[0].shape_in)}", showarrow=False,
                     xanchor="left", font=dict(size=12)))
-    ann.append(dict(x=spine, y=-10.25, text=f"<b>{labels['out']}</b> {shape(norms[0].shape_in)}", showarrow=False,
-                    xanchor="left", font=dict(size=12)))
-    ann.append(dict(x=spine - 0.2, y=-2.4, text=labels["residual"], showarrow=False, textangle=-90,
+    ann.append(dict(x=spine, y=bottom - 1.55, text=f"<b>{labels['out']}</b> {shape(norms[0].shape_in)}",
+                    showarrow=False, xanchor="left", font=dict(size=12)))
+    ann.append(dict(x=spine - 0.2, y=bottom / 3.6, text=labels["residual"], showarrow=False, textangle=-90,
                     xanchor="right", font=dict(size=11, color="#666")))
-    fig.update_layout(annotations=ann, height=560, margin=dict(l=10, r=10, t=10, b=10), showlegend=False,
-                      plot_bgcolor="white", xaxis=dict(visible=False, range=[-0.5, 9.8]),
-                      yaxis=dict(visible=False, range=[-10.6, 0.8]))
+    span = 0.8 - (bottom - 1.9)
+    fig.update_layout(annotations=ann, height=round(560 * span / 11.4), margin=dict(l=10, r=10, t=10, b=10),
+                      showlegend=False, plot_bgcolor="white", xaxis=dict(visible=False, range=[-0.5, 9.8]),
+                      yaxis=dict(visible=False, range=[bottom - 1.9, 0.8]))
     return fig
 
 

@@ -73,7 +73,8 @@ def table(archs: list[Architecture]) -> pd.DataFrame:
     ]
     for n, _ in archs[0].kv_bytes_at:
         rows.append((t("compare.row.kv_at", n=num(n)),
-                     [num(dict(a.kv_bytes_at)[n] / mb, 2) for a in archs]))
+                     [num(dict(a.kv_bytes_at)[n] / mb, 2) if not a.context_length or n <= a.context_length
+                      else t("compare.beyond_context") for a in archs]))
     cols = {t("compare.col.quantity"): [t(k) if k.startswith("compare.") else k for k, _ in rows]}
     for j, a in enumerate(archs):
         cols[display_name(a.name).split(" (")[0]] = [v[j] for _, v in rows]

@@ -26,9 +26,24 @@ def lang() -> str:
     return st.session_state["app.lang"]
 
 
+def features() -> frozenset[str] | None:
+    """The named features of the current model (lib.features), None before any model is loaded."""
+    from lib.features import features as model_features
+
+    try:
+        return model_features(model())
+    except Exception:  # no model yet (it failed to load): texts fall back to their plain form
+        return None
+
+
 def t(key: str, **values) -> str:
-    """The label `key` in the current language, with `{name}` placeholders filled."""
-    text = i18n.label(lang(), key)
+    """The label `key` in the current language, with `{name}` placeholders filled; a label with
+    feature variants (`key[feature]`) is picked for the current model."""
+    language = lang()
+    if i18n.has_label_variants(language, key):
+        text = i18n.label_for(language, key, features())
+    else:
+        text = i18n.label(language, key)
     return i18n.fill(text, **{k: v for k, v in values.items()}) if values else text
 
 

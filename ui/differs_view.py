@@ -17,7 +17,7 @@ import streamlit as st
 from lib import kvcache as K
 from lib import rope
 from lib.arithmetic import SLIDING, cache_layers
-from lib.block import norm_params
+from lib.block import block_steps, norm_params
 from lib.capture import DEFAULT_MAX_TOKENS, Capture
 from lib.compare import architecture
 from lib.models import LoadedModel
@@ -138,7 +138,8 @@ def block_section(lm: LoadedModel) -> None:
         return
     st.header(t("differs.block.header"))
     block = lm.adapter.blocks(lm.model)[0]
-    order = [name for name, _ in block.named_children()]
+    # The block's modules in the order they run (lib.block.block_steps), not the order the code declares them.
+    order = [s.module.rsplit("{l}.", 1)[-1] if s.kind != "add" else "+" for s in block_steps(lm, 1)[1:-2]]
     st.markdown(t("differs.block.text", norms=num(arch.norms_per_block), act=arch.activation,
                   qk=t("yes") if arch.qk_norm else t("no")))
     attn = lm.adapter.attention(block)
@@ -150,6 +151,7 @@ def block_section(lm: LoadedModel) -> None:
              t("differs.block.col.gain"): num(float(norm_params(m, "rmsnorm").weight.mean()), 3)} for name, m in norms]
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="differs.block_norms")
     st.caption(t("differs.block.order", order=" → ".join(order)))
+    st.caption(t("differs.block.gain"))
     st.markdown(t("differs.block.geglu", act=arch.activation))
 
 

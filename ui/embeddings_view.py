@@ -160,7 +160,7 @@ def table_rows(idx: EmbeddingIndex, cap, pos_table: np.ndarray | None, n_dims: i
     if scale != 1.0:  # Gemma: the rows are multiplied by √d_model before the first block
         st.info(t("gemma.embeddings.scale", scale=num(scale, 4), d=num(idx.table.shape[1])))
     key = "embeddings.rows.same_learned" if pos_table is not None else "embeddings.rows.same_rope"
-    (st.success if diff < 1e-4 else st.warning)(t(key, diff=num(diff, 6)))
+    (st.success if diff < 1e-4 else st.warning)(t(key, diff=num(diff, 6), scale=num(scale, 4)))
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)

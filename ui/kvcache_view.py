@@ -202,7 +202,7 @@ def calculator(live_config: dict, live_name: str, live_params: int) -> Choice:
         cache_dtype = st.segmented_control(t("kvcache.cache_dtype"), list(A.CACHE_DTYPES), default="bf16",
                                            key="kvcache.cache_dtype") or "bf16"
         weight_dtype = st.segmented_control(t("kvcache.weight_dtype"), list(A.WEIGHT_DTYPES), default="bf16",
-                                            key="kvcache.weight_dtype") or "bf16"
+                                            key="kvcache.weight_dtype", help=t("kvcache.weight_dtype_help")) or "bf16"
     with c3:
         card_gb = number("card_gb", t("kvcache.card_gb"), 80.0, 1.0, 100_000.0, integer=False, step=8.0)
     label = live_name if key == "live" else preset_label(key, live_name)

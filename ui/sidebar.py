@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from lib import i18n
-from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS, is_embedded
+from lib.capture import DEFAULT_MAX_TOKENS
+from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS, is_embedded, terms_path
 from lib.quiz import course_progress, load_bank
 from ui import nav
 from ui.core import MAX_CHARS, display_name, lang, model_name, num, t
@@ -42,7 +43,7 @@ def render() -> None:
 
         st.session_state.setdefault("app.text", t("text.example"))
         st.text_area(t("sidebar.text"), key="app.text", max_chars=MAX_CHARS, height=110,
-                     help=t("sidebar.text_help"))
+                     help=t("sidebar.text_help", n=num(DEFAULT_MAX_TOKENS)))
         # The text as this run left it: the session's one progress rerun (ui/persist.py) can arrive
         # with the box empty when it follows a lesson switch at once, and gives it back from here.
         st.session_state[TEXT_KEPT] = st.session_state.get("app.text", "")
@@ -53,6 +54,11 @@ def render() -> None:
         st.radio(t("sidebar.builtin"), options=list(EMBEDDED_MODELS), key="app.builtin",
                  format_func=lambda n: EMBEDDED_MODELS[n].label, on_change=_request_builtin,
                  help=t("sidebar.builtin_help"))
+        terms = terms_path(model_name()) if is_embedded(model_name()) else None
+        if terms is not None:  # the model's terms of use, as shipped in its package: no network needed
+            st.download_button(t("sidebar.terms", name=EMBEDDED_MODELS[model_name()].label), data=_read(str(terms)),
+                               file_name=terms.name, mime="text/html", key="app.terms", width="stretch",
+                               on_click="ignore", help=t("sidebar.terms_help"))
         with st.expander(t("sidebar.model", name=display_name(model_name())), expanded=False):
             st.text_input(t("sidebar.model_id"), key="app.model_request",
                                     placeholder="gpt2, HuggingFaceTB/SmolLM2-135M-Instruct",
@@ -61,6 +67,12 @@ def render() -> None:
             cols[0].button(t("sidebar.load"), key="app.load", on_click=_request_typed)
             cols[1].button(t("sidebar.embedded"), key="app.embedded", on_click=_request_embedded,
                            disabled=is_embedded(model_name()))
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def progress() -> None:
