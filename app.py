@@ -17,9 +17,9 @@ loaded = core.ensure_model()  # first, so the sidebar already names a model just
 sidebar.render()
 if loaded is None:
     st.stop()
-share.render(page)  # the link's notices and the sidebar's share button (issue 17)
+share.render(page)  # the link's notices and the sidebar's share button
 page.run()
 cache.freeze_after_first_run(page.url_path)  # keeps Streamlit's gc after each run cheap
 sidebar.progress()
-persist.render()  # progress kept in the browser, and as a file (issue 17)
+persist.render()  # progress kept in the browser, and as a file
 export.render()  # the figures' image format, the capture of the text as CSV or NPZ
