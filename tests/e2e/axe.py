@@ -58,10 +58,19 @@ def scroll_to_end(page, timeout: int = APP_TIMEOUT_MS) -> None:
         settle(page, timeout)
         if at_end:
             break
-    # Charts in a closed expander or another tab have no box and wait for the learner to open them.
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-testid=\"ittLiveChart\"]')]"
-        ".every(e => e.dataset.drawn === 'yes' || !e.checkVisibility())", timeout=timeout)
+    # A chart still waiting (one a section's rerun put back after the learner scrolled past it) is
+    # scrolled to, as a learner going back up would. Charts in a closed expander or another tab have
+    # no box and wait for the learner to open them.
+    waiting = """() => [...document.querySelectorAll('[data-testid="ittLiveChart"]')]
+      .filter(e => e.dataset.drawn !== 'yes' && e.checkVisibility())"""
+    for _ in range(50):
+        chart = page.evaluate_handle(f"() => ({waiting})()[0] || null")
+        if not page.evaluate("c => c !== null", chart):
+            break
+        page.evaluate("c => c.scrollIntoView({block: 'center'})", chart)
+        page.wait_for_function("c => !c.isConnected || c.dataset.drawn === 'yes'", arg=chart, timeout=timeout)
+        settle(page, timeout)
+    page.wait_for_function(f"() => ({waiting})().length === 0", timeout=timeout)
 
 
 def inject(page) -> None:

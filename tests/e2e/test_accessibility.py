@@ -75,3 +75,4 @@ def test_no_page_scrolls_sideways_on_phones_and_tablets(page, app_url):
                 wide.append(f"{path or 'numbers'} on a {name} ({width} x {height}): {over}")
         page.set_viewport_size({"width": SIZES["phone"][0], "height": SIZES["phone"][1]})
     assert not wide, "\n".join(wide)
+
