@@ -4,8 +4,8 @@
   Italian with Italian pronunciation.
 - axe-core's WCAG 2.1 A/AA rules find no critical and no serious violation on any page of the
   navigation, in either language, scrolled to its end (the charts drawn on approach drawn). One
-  server, one browser, one session per language going through the sidebar's links (about three
-  minutes a language on the 2-core machine). The built-in model is the default one; the page
+  server, one browser, one session per language going through the sidebar's links (three to seven
+  minutes a language on the 2-core machine, with its load). The built-in model is the default one; the page
   comparing both models loads the second one too. docs/accessibility.md lists the counts.
 - On a phone (390 x 844) and a tablet (768 x 1024) no page scrolls sideways, neither the document
   nor Streamlit's main container, once scrolled to its end: wide content scrolls in its own box.
