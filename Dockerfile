@@ -6,7 +6,7 @@
 # JavaScript). The embedded model is converted from GGUF to safetensors at build
 # time, so a container starts warm (about 5 s instead of ~30 s). The server runs
 # as an unprivileged user; the image holds no secret and no state: a learner's
-# session lives in the replica's memory (see README, "Beyond one server").
+# session lives in the replica's memory (see docs/deploy.md).
 
 # --- build: set-up script, model conversion ----------------------------------
 FROM python:3.11-slim-bookworm AS build
@@ -48,7 +48,7 @@ WORKDIR /app
 COPY --from=build /app /app
 COPY --from=build /opt/inside-transformer /opt/inside-transformer
 
-# Memory settings of a classroom server (README, "Settings"):
+# Memory settings of a classroom server (docs/deploy.md, "Settings"):
 #   ITT_CAPTURE_BUDGET_MB  bytes for all cached captures, in MB (least recently used evicted first)
 #   ITT_HUB_MODELS         on/off: may learners load Hugging Face hub models
 #   ITT_HUB_MAX_PARAMS_M   largest hub model allowed, in millions of parameters

@@ -5,19 +5,20 @@ Language, page config, the shared sidebar, the model, and st.navigation over the
 
 import streamlit as st
 
-from ui import cache, core, export, nav, persist, share, sidebar
+from ui import cache, core, export, nav, persist, share, sidebar, styles
 
 core.lang()
 # An emoji icon: a :material/...: one makes the browser fetch a font from the internet.
 st.set_page_config(page_title=core.t("app.title"), page_icon="🧠", layout="wide")
 export.install_modebar()  # every figure saves as PNG or SVG from its mode bar, offline
+styles.render()  # wide lesson tables scroll in their own box on a phone
 page = nav.navigation()
 share.apply(page)  # a shared link's lesson values, text and model, before anything reads them
 loaded = core.ensure_model()  # first, so the sidebar already names a model just loaded
 sidebar.render()
 if loaded is None:
     st.stop()
-share.render(page)  # the link's notices and the sidebar's share button (issue 17)
+share.render(page)  # the link's notices and the sidebar's share button
 page.run()
 cache.freeze_after_first_run(page.url_path)  # keeps Streamlit's gc after each run cheap
 persist.render()  # the sidebar's progress, kept in the browser and as a file

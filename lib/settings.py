@@ -1,4 +1,4 @@
-"""Server settings a teacher or an operator sets in the environment (README: "Settings").
+"""Server settings a teacher or an operator sets in the environment (docs/deploy.md, "Settings").
 
 - `ITT_CAPTURE_BUDGET_MB` (default 384): bytes, in MB, that all cached captures may hold together,
   shared by every learner of the server; the least recently used capture goes first.

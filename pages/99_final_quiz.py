@@ -56,5 +56,5 @@ if len(answers) == len(questions):
         st.balloons()
 else:
     st.info(t("final.remaining", n=num(len(questions) - len(answers))))
-export.final_report(questions, answers)  # a printable report to hand in (issue 17)
+export.final_report(questions, answers)  # a printable report to hand in
 st.button(t("final.new"), key="final_new_quiz", on_click=new_quiz)

@@ -1,4 +1,4 @@
-"""Memory benchmark of the classroom server's caches (issue 14): RSS after many distinct texts.
+"""Memory benchmark of the classroom server's caches: RSS after many distinct texts.
 
 Each scenario runs in a fresh Python process, as a server would: load the built-in model through
 ui.cache.get_model, then ask ui.cache.get_capture (the one entry every page uses) for N distinct

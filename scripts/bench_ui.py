@@ -13,7 +13,7 @@ Debian's Chromium (Playwright):
 
 "Over" is what Streamlit's websocket says (tests/e2e/conftest.py's AppRuns: the rerun request,
 then the start and finish of its run), then the DOM's script state "notRunning": the learner's
-wait, not the script's time. It prints a markdown table with PASS/MISS against issue 15's goals
+wait, not the script's time. It prints a markdown table with PASS/MISS against the speed goals
 (widget <= 300 ms p95, switch first screen <= 1.5 s and settled <= 3 s, open <= 5 s). A
 benchmark, not a test: numbers vary with the machine's load; run it on a quiet machine.
 

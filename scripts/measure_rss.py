@@ -8,7 +8,7 @@ sidebar (one browser session, the default text) and the figures are read again.
     .venv/bin/python scripts/measure_rss.py            # prints a small table
     .venv/bin/python scripts/measure_rss.py --lessons 0 # only the first page
 
-Deliberately left out: many learners and long texts (the classroom issue's load driver and memory
+Deliberately left out: many learners and long texts (the classroom load driver and memory
 benchmark measure those; the capture cache is bounded by ITT_CAPTURE_BUDGET_MB there).
 """
 

@@ -15,8 +15,10 @@
 #                    for the charts a slider redraws in place (ui/live_chart.py): the
 #                    3.x line Streamlit 1.67 bundles (3.8.2 is not on npm). Without it
 #                    those charts are drawn by st.plotly_chart, as the others.
+#   axe-core 4.14.1  the accessibility engine the browser tests inject into every page
+#                    (tests/e2e/test_accessibility.py); the app itself never loads it.
 #
-# Idempotent: nothing is fetched when the three files and the version list are
+# Idempotent: nothing is fetched when the files and the version list are
 # present. Never fatal: without npm, or when npm fails, it warns and exits 0,
 # and bertviz falls back to its CDN (the rest of the app does not need these).
 set -uo pipefail
@@ -24,13 +26,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 DEST=static/vendor
-PACKAGES=(requirejs@2.3.6 d3@5.7.0 jquery@2.1.0 plotly.js-dist-min@3.7.0)
+PACKAGES=(requirejs@2.3.6 d3@5.7.0 jquery@2.1.0 plotly.js-dist-min@3.7.0 axe-core@4.14.1)
 VERSIONS="${PACKAGES[*]}"
 
 warn() { printf '[vendor_js] WARNING: %s\n' "$*" >&2; }
 log() { printf '[vendor_js] %s\n' "$*"; }
 
 if [ -s "$DEST/require.js" ] && [ -s "$DEST/d3.min.js" ] && [ -s "$DEST/jquery.min.js" ] && [ -s "$DEST/plotly.min.js" ] \
+   && [ -s "$DEST/axe.min.js" ] \
    && [ "$(cat "$DEST/VERSIONS" 2>/dev/null)" = "$VERSIONS" ]; then
   log "already vendored ($VERSIONS)"
   exit 0
@@ -57,12 +60,13 @@ extract() { # tarball, member, destination
 if ! { extract requirejs-2.3.6.tgz package/require.js require.js \
        && extract d3-5.7.0.tgz package/dist/d3.min.js d3.min.js \
        && extract jquery-2.1.0.tgz package/dist/jquery.min.js jquery.min.js \
-       && extract plotly.js-dist-min-3.7.0.tgz package/plotly.min.js plotly.min.js; }; then
+       && extract plotly.js-dist-min-3.7.0.tgz package/plotly.min.js plotly.min.js \
+       && extract axe-core-4.14.1.tgz package/axe.min.js axe.min.js; }; then
   warn "unexpected tarball layout: bertviz views will load their JavaScript from a CDN."
   exit 0
 fi
 
 mkdir -p "$DEST"
-cp "$tmp/require.js" "$tmp/d3.min.js" "$tmp/jquery.min.js" "$tmp/plotly.min.js" "$DEST/"
+cp "$tmp/require.js" "$tmp/d3.min.js" "$tmp/jquery.min.js" "$tmp/plotly.min.js" "$tmp/axe.min.js" "$DEST/"
 echo "$VERSIONS" > "$DEST/VERSIONS"
 log "vendored $VERSIONS into $DEST/"

@@ -1,4 +1,4 @@
-"""One Italian word per concept: every it/ text follows assets/glossary_it.json (issue 13).
+"""One Italian word per concept: every it/ text follows assets/glossary_it.json.
 
 The texts are the Italian lessons, quiz banks and UI labels. A rejected variant is looked for as
 a whole word, case-insensitively, outside `code`, $formulas$ and {placeholders}, which may name

@@ -69,7 +69,7 @@ def test_page_shows_the_live_heads_in_both_languages(lang, real, example):
 
 
 def test_formula_builds_only_the_open_tab_and_each_tab_opens(real, example):
-    """The formula's tabs track which one is open: a move builds that tab alone (issue 15)."""
+    """The formula's tabs track which one is open: a move builds that tab alone."""
     from lib import attention as att
 
     at = start("en", PAGE, text=i18n.ui("en")["text.example"])
@@ -230,7 +230,7 @@ def test_quiz_answer_is_graded(lang):
 
 def test_bertviz_opens_on_demand_and_builds_only_the_open_view(real, example):
     """bertviz's views are pages of their own for the browser to load: shown when the learner opens
-    them (issue 15), and then only the view in the open tab is built and sent."""
+    them, and then only the view in the open tab is built and sent."""
     at = start("en", PAGE)
     labels = i18n.ui("en")
     layer = at.slider(key="attention.layer").value

@@ -1,6 +1,6 @@
 """The one caching adapter: the shared models and captures, kept across reruns and sessions.
 
-Bounded for a classroom (lib/settings.py; README "Settings"):
+Bounded for a classroom (lib/settings.py; docs/deploy.md, "Settings"):
 - captures: one byte budget for all of them (`ITT_CAPTURE_BUDGET_MB`), least recently used out
   first, each (model, text, cut) computed once even when thirty learners ask at the same moment
   (lib/budget_cache.py). A capture stores only what it cannot recompute cheaply (lib/capture.py).

@@ -35,12 +35,17 @@ COMPARE = Lesson("compare", "pages/10_compare.py", "⚖️")
 
 
 def navigation():
-    """st.navigation over the lessons and the final quiz, titles in the current language."""
+    """st.navigation over the lessons, the models side by side and the final quiz, titles in the current
+    language.
+
+    One flat list, no sections: Streamlit 1.67 draws sections as `div`s inside the navigation's `ul`,
+    which screen readers cannot read as a list (axe's `list` and `listitem` rules); flat, every page
+    is an `li`. The order says the path: the lessons, then the comparison, then the final quiz."""
     lessons = [st.Page(x.path, title=t(f"lesson.{x.id}.title"), icon=x.icon, url_path=x.id, default=i == 0)
                for i, x in enumerate(LESSONS)]
     final = st.Page(FINAL.path, title=t("final.title"), icon=FINAL.icon, url_path=FINAL.id)
     compare = st.Page(COMPARE.path, title=t("compare.title"), icon=COMPARE.icon, url_path=COMPARE.id)
-    return st.navigation({t("nav.lessons"): [*lessons, compare], t("nav.check"): [final]})
+    return st.navigation([*lessons, compare, final], expanded=True)
 
 
 def next_step(lesson_id: str) -> Lesson:

@@ -51,10 +51,11 @@ def show(key: str) -> None:
     g = st.session_state.get(f"{key}.grade")
     if g is None:
         return
+    # The verdict is said in words and marked by a symbol, not by the box's green or red alone.
     if g.correct:
-        st.success(t("quiz.right") + " " + g.explanation)
+        st.success(t("quiz.right") + " " + g.explanation, icon="✅")
     else:
-        st.error(t("quiz.wrong", expected=g.expected) + " " + g.explanation)
+        st.error(t("quiz.wrong", expected=g.expected) + " " + g.explanation, icon="❌")
 
 
 def _check(q: Question, key: str, lesson_id: str) -> None:

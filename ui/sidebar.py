@@ -8,7 +8,7 @@ from lib import i18n
 from lib.capture import DEFAULT_MAX_TOKENS
 from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS, is_embedded, terms_path
 from lib.quiz import course_progress, load_bank
-from ui import nav
+from ui import nav, page_lang
 from ui.core import MAX_CHARS, display_name, lang, model_name, num, t
 
 
@@ -40,6 +40,7 @@ def render() -> None:
             st.rerun()
         if st.query_params.get("lang") != current:
             st.query_params["lang"] = current
+        page_lang.render(current)  # <html lang> follows the course's language
 
         st.session_state.setdefault("app.text", t("text.example"))
         st.text_area(t("sidebar.text"), key="app.text", max_chars=MAX_CHARS, height=110,

@@ -12,7 +12,7 @@ them). nginx in front spreads the learners and keeps each one on their replica:
 - If that replica is down, nginx sends the learner to the other replicas (its `backup` servers,
   round robin among them) and the answer rewrites the cookie: the learner stays on the new
   replica from then on. A Streamlit session lives in one server's memory: there the learner
-  starts a new session (see the README, "Beyond one server").
+  starts a new session (see docs/deploy.md).
 
 Why a cookie and not `ip_hash`: a school's learners usually leave through one NAT address, and
 ip_hash would send the whole class to one replica. Open-source nginx has no `sticky` directive

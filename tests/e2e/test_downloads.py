@@ -1,4 +1,4 @@
-"""Figures and data out (issue 17), in the real browser with no internet.
+"""Figures and data out, in the real browser with no internet.
 
 A figure of the first lesson saves as PNG from plotly's own mode bar; with SVG chosen in the
 sidebar, the same button saves an SVG drawing; the capture of the text downloads as CSV. Every

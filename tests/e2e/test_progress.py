@@ -1,4 +1,4 @@
-"""Progress survives a reload and a server restart (issue 17), in the real browser.
+"""Progress survives a reload and a server restart, in the real browser.
 
 A learner answers two questions of the first lesson (one right, one wrong), reloads the page, and
 finds both verdicts, both answers and the sidebar's count; then the server stops and starts again

@@ -1,7 +1,7 @@
 """Replicas behind nginx, for real: three servers of the app on loopback ports, Debian's nginx in
 front with the configuration of deploy/nginx/render.py, and several Chromium learners through it.
 
-What it checks (issue 18):
+What it checks:
 - the load spreads: new learners go round robin over the replicas (the itt_replica cookie
   names the one that served them);
 - each learner stays on their replica: every request of theirs in nginx's log went to it, and their
@@ -9,7 +9,7 @@ What it checks (issue 18):
 - when a replica stops, its learners reconnect through nginx to another one by themselves, the
   cookie follows them there, and the test states what they keep and lose on the way: a Streamlit
   session lives in one server's memory, so the new replica starts a fresh session, but their quiz
-  answers and progress come back from their own browser's local storage (issue 17: nginx is one
+  answers and progress come back from their own browser's local storage (nginx is one
   origin for every replica); their text is back to the example. Learners on the other replicas
   lose nothing.
 
@@ -339,7 +339,7 @@ def test_learners_stick_spread_and_fail_over(browser, cluster):
             # Kept: the lesson and the language (both in the URL), and the learner is served.
             assert "lang=en" in learner.page.url
             expect(learner.page.locator("h1").first).to_have_text(EN["lesson.embeddings.title"])
-            # Kept (issue 17): their quiz answers and progress, sent back by their own browser to
+            # Kept: their quiz answers and progress, sent back by their own browser to
             # the new session. Lost: their text (a "share this view" link carries it).
             expect(learner.sidebar.get_by_text(f"{EN['lesson.numbers.title']}: 1/12")).to_be_visible(
                 timeout=e2e.APP_TIMEOUT_MS)

@@ -1,4 +1,4 @@
-"""Share this view (issue 17), in the real browser.
+"""Share this view, in the real browser.
 
 A learner writes their own text, opens the attention lesson in Italian, picks layer 0 and head 8,
 and asks for a link. The link, opened in a fresh browser context (no cookies, no local storage,

@@ -1,0 +1,78 @@
+"""What a learner who relies on assistive technology, a phone or the keyboard gets, in the real browser.
+
+- The document's language (`<html lang>`) is the course's language, so a screen reader reads
+  Italian with Italian pronunciation.
+- axe-core's WCAG 2.1 A/AA rules find no critical and no serious violation on any page of the
+  navigation, in either language, scrolled to its end (the charts drawn on approach drawn). One
+  server, one browser, one session per language going through the sidebar's links (three to seven
+  minutes a language on the 2-core machine, with its load). The built-in model is the default one; the page
+  comparing both models loads the second one too. docs/accessibility.md lists the counts.
+- On a phone (390 x 844) and a tablet (768 x 1024) no page scrolls sideways, neither the document
+  nor Streamlit's main container, once scrolled to its end: wide content scrolls in its own box.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from lib import i18n
+from tests.e2e import axe
+from tests.e2e.conftest import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto
+
+pytestmark = pytest.mark.e2e
+
+
+def _document_lang_is(page, lang: str) -> None:
+    page.wait_for_function("l => document.documentElement.lang === l", arg=lang, timeout=APP_TIMEOUT_MS)
+
+
+def test_document_language_follows_the_course_language(page, app_url):
+    goto(page, f"{app_url}/?lang=it")
+    _document_lang_is(page, "it")
+    switch = page.get_by_role("radiogroup", name=i18n.ui("it")["sidebar.language"]).get_by_role("radio", name="English")
+    click(page, switch)
+    _document_lang_is(page, "en")
+    assert "lang=en" in page.url
+    goto(page, f"{app_url}/attention?lang=it")
+    _document_lang_is(page, "it")
+
+
+@pytest.mark.parametrize("lang", ["it", "en"])
+def test_every_page_passes_axe_wcag21_aa(page, app_url, lang):
+    if not axe.vendored():
+        reason = "static/vendor/axe.min.js is missing: run scripts/vendor_js.sh (needs npm)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    # The first visit of a lesson on this server computes its figures for the text: the warm-up's timeout.
+    found = axe.survey(page, app_url, langs=(lang,), timeout=SERVER_WARM_TIMEOUT_MS)
+    assert len(found) == len(axe.pages())
+    bad = [f"{visit}: {v['rule']} ({v['impact']}) {n['target']}: {n['summary']}"
+           for visit, listed in found.items() for v in listed if v["impact"] in ("critical", "serious")
+           for n in v["nodes"]]
+    assert not bad, "\n".join(bad)
+
+
+SIZES = {"phone": (390, 844), "tablet": (768, 1024)}
+
+
+def test_no_page_scrolls_sideways_on_phones_and_tablets(page, app_url):
+    """Every page of the navigation at both sizes, in Italian (the layout does not depend on the
+    language; the longer Italian words are the harder case)."""
+    page.set_viewport_size({"width": SIZES["phone"][0], "height": SIZES["phone"][1]})
+    goto(page, f"{app_url}/?lang=it")
+    wide = []
+    for i, path in enumerate(axe.pages()):
+        if i:
+            axe.visit(page, i, SERVER_WARM_TIMEOUT_MS)  # a lesson's first visit on this server computes it
+        for name, (width, height) in SIZES.items():
+            page.set_viewport_size({"width": width, "height": height})
+            axe.scroll_to_end(page, SERVER_WARM_TIMEOUT_MS)
+            over = axe.sideways(page)
+            if over["document"] > 0 or over["main"] > 0:
+                wide.append(f"{path or 'numbers'} on a {name} ({width} x {height}): {over}")
+        page.set_viewport_size({"width": SIZES["phone"][0], "height": SIZES["phone"][1]})
+    assert not wide, "\n".join(wide)
+
