@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lib import i18n
+from lib.progress_code import MAX_KEPT_TEXT
 from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS, is_embedded
 from lib.quiz import course_progress, load_bank
 from ui import nav
@@ -43,6 +44,8 @@ def render() -> None:
         st.session_state.setdefault("app.text", t("text.example"))
         st.text_area(t("sidebar.text"), key="app.text", max_chars=MAX_CHARS, height=110,
                      help=t("sidebar.text_help"))
+        if len(st.session_state.get("app.text", "")) > MAX_KEPT_TEXT:
+            st.caption(t("sidebar.text_not_kept", n=num(MAX_KEPT_TEXT)))
         # The text as this run left it: the session's one progress rerun (ui/persist.py) can arrive
         # with the box empty when it follows a lesson switch at once, and gives it back from here.
         st.session_state[TEXT_KEPT] = st.session_state.get("app.text", "")
@@ -68,6 +71,8 @@ def progress() -> None:
     current = lang()
     with st.sidebar:
         st.subheader(t("sidebar.progress"))
+        if st.session_state.get("app.learner"):
+            st.caption(t("sidebar.learner", name=st.session_state["app.learner"]))
         results = st.session_state.get("quiz.results", {})
         banks = {x.id: load_bank(current, x.id) for x in nav.LESSONS}
         per_lesson, overall = course_progress(results, banks)
