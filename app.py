@@ -12,6 +12,7 @@ core.lang()
 st.set_page_config(page_title=core.t("app.title"), page_icon="🧠", layout="wide")
 export.install_modebar()  # every figure saves as PNG or SVG from its mode bar, offline
 page = nav.navigation()
+nav.follow_alias(page)  # `/numbers`, `/attenzione`...: the page they name, at its own address
 share.apply(page)  # a shared link's lesson values, text and model, before anything reads them
 loaded = core.ensure_model()  # first, so the sidebar already names a model just loaded
 sidebar.render()
