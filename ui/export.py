@@ -117,7 +117,12 @@ def final_report(questions: list[Question], answers: dict) -> None:
     labels = {k: t(f"report.{k}") for k in ("title", "name", "date", "score", "lesson", "question", "answer",
                                              "result", "expected", "right", "wrong", "unanswered")}
     correct = sum(bool(v) for v in answers.values())
+    st.session_state.setdefault("app.report_name", st.session_state.get("app.learner", ""))
+    name = st.text_input(t("report.name_input"), key="app.report_name", max_chars=80,
+                         placeholder=t("report.name_placeholder"))
     page = ex.quiz_report(labels, rows, f"{num(correct)}/{num(len(questions))}",
-                          dt.datetime.now().strftime("%Y-%m-%d %H:%M"), lang())
-    st.download_button(t("report.download"), data=page.encode("utf-8"), file_name="final-quiz-report.html",
+                          dt.datetime.now().strftime("%Y-%m-%d %H:%M"), lang(), name=name)
+    slug = ex.file_slug(name)
+    st.download_button(t("report.download"), data=page.encode("utf-8"),
+                       file_name=f"final-quiz-report-{slug}.html" if slug else "final-quiz-report.html",
                        mime="text/html", key="app.final_report", on_click="ignore", help=t("report.help"))
