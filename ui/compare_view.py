@@ -15,6 +15,7 @@ import streamlit as st
 from lib.compare import Architecture, architecture
 from lib.models import EMBEDDED_MODELS, LoadedModel
 from lib.sampling import softmax
+from lib.tokens import readable_tokens
 from ui.cache import get_capture
 from ui.core import _load_with_progress, big, display_name, num, t
 from ui.figures import PALETTE
@@ -99,13 +100,13 @@ def tokenization_side_by_side(models: dict[str, LoadedModel], text: str) -> None
     cols = st.columns(len(models))
     for col, (name, lm) in zip(cols, models.items()):
         ids = lm.tokenizer(text[:4000], add_special_tokens=False)["input_ids"]
-        pieces = [lm.tokenizer.decode([i]) for i in ids[:200]]
+        pieces = readable_tokens(lm.tokenizer, ids[:200])  # the lessons' labels: ␣, ↵, <C3><A8>
         with col:
             st.markdown(f"**{display_name(name).split(' (')[0]}**")
             st.metric(t("compare.tok.count"), num(len(ids)),
                       help=t("compare.tok.per_word", n=num(len(ids) / words, 2), words=num(words)))
             st.caption(t("compare.tok.per_word", n=num(len(ids) / words, 2), words=num(words)))
-            st.code(" | ".join(p.replace("\n", "⏎") for p in pieces), language=None, wrap_lines=True)
+            st.code(" | ".join(pieces), language=None, wrap_lines=True)
 
 
 def next_token_side_by_side(models: dict[str, LoadedModel], text: str) -> None:
@@ -116,7 +117,7 @@ def next_token_side_by_side(models: dict[str, LoadedModel], text: str) -> None:
         logits = cap.logits_at(cap.n_tokens - 1)  # [V]: one position only, never the [T, V] table
         p = softmax(np.asarray(logits, dtype=np.float64))
         top = np.argsort(-p)[:TOP_K]
-        labels = [repr(lm.tokenizer.decode([int(i)]))[1:-1] or "∅" for i in top]
+        labels = readable_tokens(lm.tokenizer, [int(i) for i in top])
         fig = go.Figure(go.Bar(x=p[top][::-1], y=labels[::-1], orientation="h", marker_color=PALETTE[j % len(PALETTE)]))
         fig.update_layout(height=320, margin=dict(l=10, r=10, t=30, b=10), xaxis_title=t("compare.next.p"),
                           title=display_name(name).split(" (")[0])
