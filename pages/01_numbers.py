@@ -68,8 +68,9 @@ cap = core.capture()
 @st.fragment
 def glimpse() -> None:
     """bertviz's head view of one layer: the slider reruns this section alone."""
-    layer = st.slider(t("numbers.layer"), 0, info.n_layers - 1, value=min(info.n_layers // 2, info.n_layers - 1),
-                      key="numbers.layer")
+    # The default goes through session state (a share link may have set it): no value= as well.
+    st.session_state.setdefault("numbers.layer", min(info.n_layers // 2, info.n_layers - 1))
+    layer = st.slider(t("numbers.layer"), 0, info.n_layers - 1, key="numbers.layer")
     n = min(cap.n_tokens, BERTVIZ_MAX_TOKENS)
     if cap.n_tokens > n:
         st.caption(t("numbers.bertviz_cut", n=num(n), total=num(cap.n_tokens)))

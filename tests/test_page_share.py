@@ -217,3 +217,17 @@ def test_a_new_nickname_starts_from_nothing_and_asks_the_browser_again():
     assert "quiz.results" not in ss and ss["quiz.numbers.live_d_head.answer"] == ""
     assert ss["app.text"] == i18n.ui("it")["text.example"]
     assert ss["app.persist.sid"] != "s1" and ss["app.persist.restored"] is False
+
+
+def test_a_link_sets_the_first_lessons_slider_without_streamlits_duplicate_default_warning(monkeypatch):
+    """A widget whose value a link puts in session state takes its default from session state too:
+    Streamlit warns in the server log when a widget gets both."""
+    from streamlit.elements.lib import policies
+
+    logged: list[str] = []
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
+    monkeypatch.setattr(policies._LOGGER, "warning", lambda msg, *a, **k: logged.append(str(msg) % a if a else str(msg)))
+    at = open_link("numbers", {"lang": "en", "layer": "3"})
+    assert not at.exception, at.exception
+    assert at.session_state["numbers.layer"] == 3
+    assert not [m for m in logged if "default value" in m], logged
