@@ -40,7 +40,7 @@ for q in questions:
 
 correct = sum(answers.values())
 st.divider()
-st.metric(t("final.score"), f"{num(correct)}/{num(len(questions))}",
+st.metric(t("final.score"), t("quiz.count", answered=num(len(answers)), total=num(len(questions)), correct=num(correct)),
           help=t("quiz.score_help", answered=num(len(answers))))
 if len(answers) == len(questions):
     wrong = mistakes(answers, questions)

@@ -54,6 +54,7 @@ def render_quiz(lesson_id: str) -> None:
     """The lesson's check-yourself section, with its score."""
     bank = load_bank(lang(), lesson_id)
     st.header(t("quiz.title"))
+    st.caption(t("quiz.first_counts"))
     for q in bank:
         key = f"quiz.{lesson_id}.{q.id}"
         submitted, response = ask(q, key)
@@ -64,5 +65,5 @@ def render_quiz(lesson_id: str) -> None:
                                                           lesson_id, q.id, g.correct)
         show(key)
     s = lesson_score(st.session_state.get("quiz.results", {}), lesson_id, bank)
-    st.metric(t("quiz.score"), f"{num(s.correct)}/{num(s.total)}",
+    st.metric(t("quiz.score"), t("quiz.count", answered=num(s.answered), total=num(s.total), correct=num(s.correct)),
               help=t("quiz.score_help", answered=num(s.answered)))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import streamlit as st
 
 from lib import i18n
@@ -27,10 +29,22 @@ def _request_builtin() -> None:
 TEXT_KEPT = "app.text_kept"
 
 
+def chrome_css() -> str:
+    """Streamlit's own English hints, hidden or said in the course's language: "Press Ctrl+Enter to
+    apply" under text boxes (a caption says it instead, and a phone has no Ctrl), the uploader's
+    "200MB per file • JSON, TXT" and its button's word."""
+    choose = json.dumps(t("progress.choose_file"), ensure_ascii=False)
+    return ("<style>[data-testid='InputInstructions'],[data-testid='stFileUploaderDropzoneInstructions']"
+            "{display:none}[data-testid='stFileUploaderDropzone'] button{font-size:0;visibility:hidden}"
+            f"[data-testid='stFileUploaderDropzone'] button::after{{content:{choose};font-size:0.875rem;"
+            "visibility:visible}</style>")
+
+
 def render() -> None:
     """Language switch, the learner's text and the model picker (before the page runs)."""
     current = lang()
     with st.sidebar:
+        st.html(chrome_css())
         choice = st.segmented_control(t("sidebar.language"), options=list(i18n.LANGS),
                                       format_func=lambda x: {"it": "🇮🇹 Italiano", "en": "🇬🇧 English"}[x],
                                       default=current, key="app.lang_switch")
@@ -44,6 +58,7 @@ def render() -> None:
         st.session_state.setdefault("app.text", t("text.example"))
         st.text_area(t("sidebar.text"), key="app.text", max_chars=MAX_CHARS, height=110,
                      help=t("sidebar.text_help"))
+        st.caption(t("sidebar.text_apply"))
         if len(st.session_state.get("app.text", "")) > MAX_KEPT_TEXT:
             st.caption(t("sidebar.text_not_kept", n=num(MAX_KEPT_TEXT)))
         # The text as this run left it: the session's one progress rerun (ui/persist.py) can arrive
@@ -78,6 +93,7 @@ def progress() -> None:
         per_lesson, overall = course_progress(results, banks)
         for x in nav.LESSONS:
             s = per_lesson[x.id]
-            st.caption(f"{x.icon} {t(f'lesson.{x.id}.title')}: {num(s.correct)}/{num(s.total)}")
+            count = t("quiz.count", answered=num(s.answered), total=num(s.total), correct=num(s.correct))
+            st.caption(f"{x.icon} {t(f'lesson.{x.id}.title')}: {count}")
         st.progress(overall.answered / overall.total if overall.total else 0.0,
                     text=t("sidebar.overall", correct=num(overall.correct), total=num(overall.total)))
