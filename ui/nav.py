@@ -35,6 +35,8 @@ LESSONS: tuple[Lesson, ...] = (
 FINAL = Lesson("final", "pages/99_final_quiz.py", "🎓")
 # Not a lesson (no quiz): the built-in models side by side, listed after the lessons.
 COMPARE = Lesson("compare", "pages/10_compare.py", "⚖️")
+# For whoever brings the course to a class: links, times, machines, a quiz fixed for the class.
+TEACHERS = Lesson("teachers", "pages/98_teachers.py", "🧑‍🏫")
 
 
 # Address -> page id. Lesson 1's own id is here because the default page answers only at `/`.
@@ -43,6 +45,7 @@ ALIASES: dict[str, str] = {
     "posizione": "position", "posizioni": "position", "attenzione": "attention", "blocco": "block",
     "campionamento": "sampling", "cache": "kvcache", "cachekv": "kvcache", "cache-kv": "kvcache",
     "confronto": "compare", "finale": "final", "quiz": "final", "quiz-finale": "final",
+    "docenti": "teachers", "insegnanti": "teachers", "per-chi-insegna": "teachers",
 }
 _HOME = "home"  # the default page's own path: never in an address (it answers at `/`), so `/numbers` is free
 
@@ -54,13 +57,16 @@ def navigation():
                for i, x in enumerate(LESSONS)]
     final = st.Page(FINAL.path, title=t("final.title"), icon=FINAL.icon, url_path=FINAL.id)
     compare = st.Page(COMPARE.path, title=t("compare.title"), icon=COMPARE.icon, url_path=COMPARE.id)
-    by_id = {x.id: p for x, p in zip(LESSONS, lessons)} | {FINAL.id: final, COMPARE.id: compare}
+    teachers = st.Page(TEACHERS.path, title=t("teachers.title"), icon=TEACHERS.icon, url_path=TEACHERS.id)
+    by_id = {x.id: p for x, p in zip(LESSONS, lessons)} | {FINAL.id: final, COMPARE.id: compare,
+                                                            TEACHERS.id: teachers}
     aliases = []
     for path, target in ALIASES.items():
         alias = st.Page(_follow, title=by_id[target].title, url_path=path, visibility="hidden")
         alias.itt_target = by_id[target]
         aliases.append(alias)
-    return st.navigation({t("nav.lessons"): [*lessons, compare], t("nav.check"): [final, *aliases]})
+    return st.navigation({t("nav.lessons"): [*lessons, compare], t("nav.check"): [final, *aliases],
+                          t("nav.teach"): [teachers]})
 
 
 def _follow() -> None:
