@@ -20,6 +20,7 @@ lm = core.model()
 info = lm.info
 
 st.title(t("lesson.numbers.title"))
+st.info(t("numbers.how_to"))  # what to do, before the prose
 lesson.show(text, "intro")
 lesson.show(text, "relation")
 
@@ -49,7 +50,7 @@ with right:
 
 st.header(t("numbers.reference.header"))
 lesson.show(text, "reference")
-st.dataframe(reference_table(core.display_name(info.name), lm.config), hide_index=True, key="numbers.ref_table")
+st.dataframe(reference_table(core.short_name(info.name), lm.config), hide_index=True, key="numbers.ref_table")
 st.caption(t("numbers.reference.caption"))
 
 st.header(t("numbers.stack.header"))

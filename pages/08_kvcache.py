@@ -16,7 +16,7 @@ from ui.core import num, t
 text = lesson.sections("kvcache")
 lm = core.model()
 info = lm.info
-name = core.display_name(info.name)
+name = core.short_name(info.name)  # the full name (with the weights' format) is in lesson 1
 base = REFERENCE_MODELS[view.BASE]
 live_token = A.kv_bytes_per_token(lm.config, dtype_bytes=4)
 

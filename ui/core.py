@@ -59,6 +59,15 @@ def display_name(name: str) -> str:
     return t(f"model.embedded_name.{EMBEDDED_MODELS[name].slug}") if is_embedded(name) else name
 
 
+def short_name(name: str) -> str:
+    """The model's name for tables, legends and chart titles: the display name without the
+    parenthetical detail (how the built-in weights are stored), which lesson 1 and the help give.
+
+    Example: short_name(DEFAULT_MODEL) -> "SmolLM2-135M-Instruct"
+    """
+    return display_name(name).split(" (")[0]
+
+
 def _load_with_progress(name: str) -> LoadedModel:
     """get_model, after converting the embedded GGUF with a progress bar the first time."""
     if is_embedded(name) and not (converted_dir(name) / "config.json").exists():

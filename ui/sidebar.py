@@ -68,10 +68,12 @@ def render() -> None:
         # The built-in models by name; the choice follows the model in use when that is built in.
         if is_embedded(model_name()):
             st.session_state["app.builtin"] = model_name()
-        st.radio(t("sidebar.builtin"), options=list(EMBEDDED_MODELS), key="app.builtin",
-                 format_func=lambda n: EMBEDDED_MODELS[n].label, on_change=_request_builtin,
-                 help=t("sidebar.builtin_help"))
-        with st.expander(t("sidebar.model", name=display_name(model_name())), expanded=False):
+        # The model picker and the hub box: useful later, not on a first visit.
+        with st.expander(t("sidebar.advanced"), expanded=False):
+            st.radio(t("sidebar.builtin"), options=list(EMBEDDED_MODELS), key="app.builtin",
+                     format_func=lambda n: EMBEDDED_MODELS[n].label, on_change=_request_builtin,
+                     help=t("sidebar.builtin_help"))
+            st.caption(t("sidebar.model", name=display_name(model_name())))
             st.text_input(t("sidebar.model_id"), key="app.model_request",
                                     placeholder="gpt2, HuggingFaceTB/SmolLM2-135M-Instruct",
                                     help=t("sidebar.model_help"))
