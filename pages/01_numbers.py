@@ -8,6 +8,7 @@ import streamlit as st
 
 from lib.arithmetic import param_breakdown
 from lib.models import DEFAULT_MODEL
+from lib.tokens import first_split_character
 from ui import core, figures, lesson, nav, quiz_widget
 from ui.attention_view import bertviz
 from ui.core import num, t
@@ -79,6 +80,10 @@ def glimpse() -> None:
     if not view.offline:
         st.warning(t("bertviz.cdn"))
     st.iframe(view.html, height=max(360, 22 * n + 140))
+    split = first_split_character(list(cap.tokens[:n]), cap.text, cap.offsets)  # «è» as <C3><A8>
+    if split is not None:
+        st.caption(t("numbers.bytes_caption", char=split[0], bytes=split[1],
+                     lesson=t("lesson.tokenization.title")))
 
 
 if cap is not None:

@@ -27,3 +27,13 @@ def test_tables_name_the_model_without_the_weights_format():
     names = list(table.value.iloc[:, 0])
     full = labels["model.embedded_name"]
     assert full.split(" (")[0] in names and full not in names
+
+
+def test_bytes_of_an_accented_letter_are_explained_where_they_first_appear():
+    labels = i18n.ui("it")
+    at = start("it")  # the Italian example sentence has «è», which SmolLM2 cuts in two bytes
+    caption = i18n.fill(labels["numbers.bytes_caption"], char="è", bytes="<C3><A8>",
+                        lesson=labels["lesson.tokenization.title"])
+    assert caption in [c.value for c in at.caption]
+    at = start("en", text="The cat sat on the mat.")
+    assert not [c for c in at.caption if "UTF-8" in c.value]
