@@ -21,6 +21,5 @@ if loaded is None:
 share.render(page)  # the link's notices and the sidebar's share button (issue 17)
 page.run()
 cache.freeze_after_first_run(page.url_path)  # keeps Streamlit's gc after each run cheap
-sidebar.progress()
-persist.render()  # progress kept in the browser, and as a file (issue 17)
+persist.render()  # the sidebar's progress, kept in the browser and as a file
 export.render()  # the figures' image format, the capture of the text as CSV or NPZ

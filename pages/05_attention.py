@@ -25,6 +25,7 @@ lesson.show(text, "formula_overview")
 st.header(t("attention.live.header"))
 lesson.show(text, "heatmap", model_name=name, n_layers=num(info.n_layers), n_heads=num(info.n_heads))
 cap = core.capture()
+mark = follow.inputs_mark(core.model_name(), cap.text) if cap is not None else ""  # sections below: when reached
 
 
 @st.fragment(key=view.LIVE_SECTION)
@@ -51,7 +52,9 @@ def overview() -> None:
     st.subheader(t("attention.overview.header"))
     lesson.show(text, "overview", n_layers=num(cap.n_layers), n_heads=num(cap.n_heads),
                 n_all=num(cap.n_layers * cap.n_heads))
-    view.overview(cap, view.patterns(core.model_name(), cap.text, DEFAULT_MAX_TOKENS))
+    with follow.when_reached("attention.overview_box", mark) as now:
+        if now:
+            view.overview(cap, view.patterns(core.model_name(), cap.text, DEFAULT_MAX_TOKENS))
 
 
 @st.fragment(key="attention.bertviz")
@@ -68,7 +71,9 @@ def bertviz() -> None:
 @st.fragment(key="attention.formula")
 def formula() -> None:
     layer, head, scale = view.selected(lm, cap)
-    with follow.following("attention.head", f"{layer}:{head}", key="attention.formula_box"):
+    with follow.when_reached("attention.formula_box", mark, "attention.head", f"{layer}:{head}") as now:
+        if not now:
+            return
         steps = view.steps_of(cap, layer, head, scale)
         view.check_against_model(cap, steps, layer, head)
         out = view.layer_output(core.model_name(), cap.text, DEFAULT_MAX_TOKENS, layer)
@@ -79,14 +84,18 @@ def formula() -> None:
 @st.fragment(key="attention.mask")
 def mask() -> None:
     layer, head, scale = view.selected(lm, cap)
-    with follow.following("attention.head", f"{layer}:{head}", key="attention.mask_box"):
+    with follow.when_reached("attention.mask_box", mark, "attention.head", f"{layer}:{head}") as now:
+        if not now:
+            return
         view.mask_section(cap, scale, layer, head)
 
 
 @st.fragment(key="attention.flash")
 def flash() -> None:
     layer, head, scale = view.selected(lm, cap)
-    with follow.following("attention.head", f"{layer}:{head}", key="attention.flash_box"):
+    with follow.when_reached("attention.flash_box", mark, "attention.head", f"{layer}:{head}") as now:
+        if not now:
+            return
         view.flash_section(core.model_name(), cap, layer, head, view.steps_of(cap, layer, head, scale).out)
 
 
@@ -107,7 +116,7 @@ view.scaling_section(info.d_head)
 
 st.header(t("attention.gqa.header"))
 lesson.show(text, "gqa", n_heads=num(info.n_heads), n_kv_heads=num(info.n_kv_heads), group=num(info.group_size))
-view.gqa_section(info, cap, lm.config, name)
+st.fragment(key="attention.gqa_section")(view.gqa_section)(info, cap, lm.config, name, mark)
 lesson.show(text, "gqa_table")
 
 st.header(t("attention.mask.header"))

@@ -9,7 +9,7 @@ import streamlit as st
 from lib import block as blk
 from lib.capture import DEFAULT_MAX_TOKENS
 from ui import block_view as view
-from ui import core, differs_view, lesson, nav, quiz_widget
+from ui import core, differs_view, follow, lesson, nav, quiz_widget
 from ui.core import num, t
 from ui.live_chart import live_chart
 
@@ -17,6 +17,7 @@ text = lesson.sections("block")
 lm = core.model()
 info = lm.info
 name, words, max_tokens = core.model_name(), core.text(), DEFAULT_MAX_TOKENS
+mark = follow.inputs_mark(name, words)  # the sections below the first screen compute when reached
 arch = {"norm": t(f"arch.{info.norm}"), "act": t(f"arch.{info.activation}"), "pos": t(f"arch.{info.positional}")}
 
 st.title(t("lesson.block.title"))
@@ -40,19 +41,48 @@ lesson.show(text, "prenorm")
 
 st.header(t("block.resid.header"))
 lesson.show(text, "blackboard")
-contrib = view.get_contributions(name, words, max_tokens) if cap is not None else None
+
+
+@st.fragment(key="block.resid_section")
+def residual() -> None:
+    with follow.when_reached("block.resid_box", mark) as now:
+        if now:
+            view.render_residual(lm, cap, view.get_contributions(name, words, max_tokens))
+
+
+@st.fragment(key="block.collapse_section")
+def collapse() -> None:
+    with follow.when_reached("block.collapse_box", mark) as now:
+        if now:
+            layer = min(info.n_layers // 2, info.n_layers - 1)
+            col = view.get_collapse(name, words, max_tokens, layer)
+            lesson.show(text, "collapse_live", layer=num(layer), d_model=num(info.d_model), d_mlp=num(info.d_mlp),
+                        n=num(cap.n_tokens), max_diff=view.sci(col.max_diff), act_diff=view.sci(col.act_diff),
+                        scale=view.sci(col.scale), params_two=num(col.params_two), params_one=num(col.params_one))
+
+
+@st.fragment(key="block.mlp_section")
+def mlp() -> None:
+    with follow.when_reached("block.mlp_box", mark) as now:
+        if now:
+            view.render_mlp(lm, cap, name, words, max_tokens)
+
+
+@st.fragment(key="block.lens_section")
+def lens() -> None:
+    with follow.when_reached("block.lens_box", mark) as now:
+        if now:
+            view.render_lens(lm, cap, name, words, max_tokens)
+
+
 if cap is not None:
-    view.render_residual(lm, cap, contrib)
+    residual()
 lesson.show(text, "blackboard_read")
 
 st.header(t("block.nonlin.header"))
 lesson.show(text, "nonlinearity")
 if cap is not None:
-    layer = min(info.n_layers // 2, info.n_layers - 1)
-    col = view.get_collapse(name, words, max_tokens, layer)
-    lesson.show(text, "collapse_live", layer=num(layer), d_model=num(info.d_model), d_mlp=num(info.d_mlp),
-                n=num(cap.n_tokens), max_diff=view.sci(col.max_diff), act_diff=view.sci(col.act_diff),
-                scale=view.sci(col.scale), params_two=num(col.params_two), params_one=num(col.params_one))
+    collapse()
 lesson.show(text, "activations")
 own = view.own_activation(lm)
 curves = {k: t(f"block.act.{k}") for k in blk.ACTIVATIONS} | {"own": t("block.act.own"), "y": t("block.act.y")}
@@ -61,7 +91,7 @@ live_chart(view.curves_figure(blk.activation_curves(), own, curves), key="block.
 st.header(t("block.mlp.header"))
 lesson.show(text, "swiglu" if view.is_gated(lm) else "gelu_mlp", act=t(f"block.act.{own}"))
 if cap is not None:
-    view.render_mlp(lm, cap, name, words, max_tokens)
+    mlp()
 lesson.show(text, "neurons")
 
 st.header(t("block.dff.header"))
@@ -76,7 +106,7 @@ lesson.show(text, "dff_seed")
 st.header(t("block.lens.header"))
 lesson.show(text, "lens", n_layers=num(info.n_layers), vocab=num(info.vocab_size))
 if cap is not None:
-    view.render_lens(lm, cap, name, words, max_tokens)
+    lens()
 lesson.show(text, "lens_read")
 
 differs_view.block_section(lm)  # Gemma: sandwich norms, q/k norms, GeGLU (nothing on SmolLM2)

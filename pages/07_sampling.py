@@ -14,7 +14,7 @@ from lib.loss import bits_saved, perplexity
 from lib.reference import REFERENCE_MODELS
 from lib.sampling import filter_steps, logit_cost, sample
 from lib.tokens import readable_tokens
-from ui import core, differs_view, lesson, nav, quiz_widget
+from ui import core, differs_view, follow, lesson, nav, quiz_widget
 from ui import sampling_view as view
 from ui.core import num, t
 from ui.live_chart import live_chart
@@ -99,22 +99,33 @@ if gen is not None and gen.steps:
 
 st.header(t("sampling.loss.header"))
 lesson.show(text, "loss")
+
+
+@st.fragment(key="sampling.loss_section")
+def loss_section() -> None:
+    """The loss of the learner's text: every position's logits (worked out when reached, ui.follow)."""
+    with follow.when_reached("sampling.loss_box", follow.inputs_mark(core.model_name(), core.text())) as now:
+        if not now:
+            return
+        loss, guesses = view.loss_of(core.model_name(), core.text(), DEFAULT_MAX_TOKENS)
+        if loss.n_predicted == 0:
+            st.info(t("sampling.loss.one_token"))
+        else:
+            view.surprise_chips(cap.tokens, loss, guesses)
+            c1, c2, c3 = st.columns(3)
+            c1.metric(t("sampling.loss.mean"), t("sampling.loss.mean_value", n=num(loss.mean, 2)))
+            c2.metric(t("sampling.loss.perplexity"), num(loss.perplexity, 1))
+            c3.metric(t("sampling.loss.bits"), num(loss.bits_per_token, 2))
+            worst = int(loss.surprise.argmax())
+            lesson.show(text, "loss_live", loss=num(loss.mean, 2), n=num(loss.n_predicted),
+                        bits=num(loss.bits_per_token, 2), ppl=num(loss.perplexity, 1),
+                        ppl_round=num(round(loss.perplexity)), vocab=num(info.vocab_size),
+                        worst=view.md(cap.tokens[worst + 1]), worst_surprise=num(float(loss.surprise[worst]), 2),
+                        worst_p=view.pct(float(loss.prob[worst])))
+
+
 if cap is not None:
-    loss, guesses = view.loss_of(core.model_name(), core.text(), DEFAULT_MAX_TOKENS)
-    if loss.n_predicted == 0:
-        st.info(t("sampling.loss.one_token"))
-    else:
-        view.surprise_chips(cap.tokens, loss, guesses)
-        c1, c2, c3 = st.columns(3)
-        c1.metric(t("sampling.loss.mean"), t("sampling.loss.mean_value", n=num(loss.mean, 2)))
-        c2.metric(t("sampling.loss.perplexity"), num(loss.perplexity, 1))
-        c3.metric(t("sampling.loss.bits"), num(loss.bits_per_token, 2))
-        worst = int(loss.surprise.argmax())
-        lesson.show(text, "loss_live", loss=num(loss.mean, 2), n=num(loss.n_predicted),
-                    bits=num(loss.bits_per_token, 2), ppl=num(loss.perplexity, 1),
-                    ppl_round=num(round(loss.perplexity)), vocab=num(info.vocab_size),
-                    worst=view.md(cap.tokens[worst + 1]), worst_surprise=num(float(loss.surprise[worst]), 2),
-                    worst_p=view.pct(float(loss.prob[worst])))
+    loss_section()
 
 st.subheader(t("sampling.drop.header"))
 lesson.show(text, "drop", saved=view.tex(num(bits_saved(2.0, 1.9), 3)), ppl_a=num(perplexity(2.0), 2),

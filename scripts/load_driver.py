@@ -15,6 +15,9 @@ by default, a stress test: a learner who reads the lesson between inputs takes f
     slide  move the lesson's view slider (attention: head; block: logit-lens layer; sampling: T)
     answer answer the lesson's first multiple-choice question (its form's Check button)
     next   go to the next lesson (attention -> block -> sampling), then slide and answer there
+    reach  scroll down to a section computed when reached (the block's logit lens, where its slider is)
+    share  the sidebar's "share this view" button (its dialog builds the link)
+    download  the capture of the text as CSV (built on the server when clicked)
 
 A wait is from the input sent to the end of the run it caused (the server's `script_finished`):
 what the learner waits for, minus the browser's drawing (scripts/bench_ui.py measures that for
@@ -56,10 +59,10 @@ from measure_rss import status_mb  # noqa: E402  (scripts/measure_rss.py)
 from tests.stclient import Learner, StreamlitProtocolError, heatmap_tokens  # noqa: E402
 
 GOAL_P95_S = 2.0
-LESSONS = [  # (url path, slider key, a value the slider goes to)
-    ("attention", "attention.head", 3),
-    ("block", "block.lens_layer", 12),
-    ("sampling", "sampling.temperature", 0.7),
+LESSONS = [  # (url path, slider key, a value the slider goes to, the section it sits in if not on the first screen)
+    ("attention", "attention.head", 3, None),
+    ("block", "block.lens_layer", 12, "block.lens_box"),
+    ("sampling", "sampling.temperature", 0.7, None),
 ]
 # One short word per learner, each a single token with its leading space in SmolLM2's vocabulary
 # (tests/test_stclient.py checks it): a learner must find their own among their tokens, and no other.
@@ -165,20 +168,105 @@ def affinity_cookie(url: str, path: str) -> str:
     return "; ".join(cookies)
 
 
+# --- the server's CPU, shared out among the actions in flight ------------------------------
+
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of the processes (their threads included, finished ones too), in s.
+    Reads fields 14 and 15 of /proc/<pid>/stat (clock ticks: 10 ms here)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])   # utime, stime (fields 14, 15 counted from 1)
+    return total / CLK_TCK
+
+
+class CpuMeter:
+    """Samples the servers' CPU time every `every_s` seconds on a thread, from start() to stop()."""
+
+    def __init__(self, pids: list[int], every_s: float = 0.01):
+        import threading
+
+        self.pids, self.every_s = pids, every_s
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.samples.append((time.perf_counter(), cpu_seconds(self.pids)))
+            self._stop.wait(self.every_s)
+
+    def start(self) -> "CpuMeter":
+        self._thread.start()
+        return self
+
+    def stop(self) -> list[tuple[float, float]]:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append((time.perf_counter(), cpu_seconds(self.pids)))
+        return self.samples
+
+
+def share_cpu(samples: list[tuple[float, float]], spans: list[tuple[float, float]]) -> tuple[list[float], float]:
+    """Share the CPU the samples measured among the spans (start, end) in flight: each sampling
+    interval's CPU goes to the spans overlapping it, in proportion to the overlap; an interval no
+    span overlaps counts as background. Returns each span's CPU seconds and the background's.
+    With one learner, one span is in flight at a time and its share is the CPU its input caused
+    (plus whatever the server did meanwhile on its own).
+
+    Example: share_cpu([(0, 0), (1, 0.4), (2, 0.6)], [(0, 2), (1, 2)]) -> ([0.5, 0.1], 0.0)"""
+    cpu = [0.0] * len(spans)
+    background = 0.0
+    order = sorted(range(len(spans)), key=lambda i: spans[i][0])
+    active: list[int] = []
+    nxt = 0
+    for (t0, c0), (t1, c1) in zip(samples, samples[1:]):
+        d = c1 - c0
+        if t1 <= t0:
+            background += d
+            continue
+        while nxt < len(order) and spans[order[nxt]][0] < t1:
+            active.append(order[nxt])
+            nxt += 1
+        active = [i for i in active if spans[i][1] > t0]
+        weights = [(i, min(t1, spans[i][1]) - max(t0, spans[i][0])) for i in active]
+        weights = [(i, w) for i, w in weights if w > 0]
+        total = sum(w for _i, w in weights)
+        if total <= 0:
+            background += d
+            continue
+        for i, w in weights:
+            cpu[i] += d * w / total
+    return cpu, background
+
+
 # --- one learner -----------------------------------------------------------------------
 
 @dataclass
 class Outcome:
     waits: dict[str, list[float]] = field(default_factory=dict)
     bytes_in: int = 0
+    spans: list[tuple[str, float, float, int]] = field(default_factory=list)  # kind, start, end, bytes
     failures: list[str] = field(default_factory=list)
+
+
+def learner_text(word: str, n: int) -> str:
+    """Learner n's own sentence, with their word three times."""
+    place = PLACES[n % len(PLACES)]
+    return (f"The {word} walked into the {place} and sat down. Everyone looked at the {word}, "
+            f"and the {word} looked back, calm and curious.")
 
 
 async def learner_flow(url: str, n: int, word: str, others: list[str], lang: str, rng: random.Random,
                        lessons: int, out: Outcome, think_s: tuple[float, float] = (0.5, 2.0)) -> None:
-    place = PLACES[n % len(PLACES)]
-    text = (f"The {word} walked into the {place} and sat down. Everyone looked at the {word}, "
-            f"and the {word} looked back, calm and curious.")
+    text = learner_text(word, n)
     first = LESSONS[0][0]
     await asyncio.sleep(rng.uniform(0, 1.0))
 
@@ -186,6 +274,7 @@ async def learner_flow(url: str, n: int, word: str, others: list[str], lang: str
         kind = action.name.split(" ")[0]
         out.waits.setdefault(kind, []).append(action.wait_s)
         out.bytes_in += action.bytes_in
+        out.spans.append((kind, action.start, action.start + action.wait_s, action.bytes_in))
 
     async def think() -> None:
         await asyncio.sleep(rng.uniform(*think_s))
@@ -202,12 +291,15 @@ async def learner_flow(url: str, n: int, word: str, others: list[str], lang: str
             strangers = sorted({o for o in others if o != word and f" {o}" in labels})
             if strangers:
                 out.failures.append(f"learner {n} sees other learners' words {strangers}")
-            for i, (lesson, slider, value) in enumerate(LESSONS[:lessons]):
+            for i, (lesson, slider, value, section) in enumerate(LESSONS[:lessons]):
                 if i:
                     await think()
                     action = await me.goto(lesson)
                     action.name = "next " + lesson
                     note(action)
+                if section:  # the learner scrolls down to the slider: its section is computed then
+                    await think()
+                    note(await me.reach(section, name="reach"))
                 await think()
                 action = await me.slide(slider, value)
                 action.name = "slide"
@@ -218,6 +310,10 @@ async def learner_flow(url: str, n: int, word: str, others: list[str], lang: str
                     out.failures.append(f"learner {n}: no multiple-choice question on {lesson}")
                 else:
                     note(answered)
+            await think()
+            note(await me.click("app.share", name="share"))
+            await think()
+            note(await me.download("app.export.csv", name="download"))
             if me.widget("app.text").kind != "text_area":
                 out.failures.append(f"learner {n}: the text box is gone")
         except (StreamlitProtocolError, KeyError) as e:
@@ -266,6 +362,54 @@ async def one_round(url: str, k: int, lang: str, seed: int, lessons: int, offset
     return out
 
 
+ACTIONS = ("open", "text", "slide", "answer", "next", "reach", "share", "download")
+# Goals for the server's CPU per action, one learner on a warm server (mean, in ms); a new text's
+# goal is the forward pass plus 100 ms, printed beside it from the server's own figure.
+CPU_GOAL_MS = {"answer": 30, "slide": 50, "next": 250}
+
+
+def forward_pass_ms(text: str, lang: str = "it") -> float:
+    """The CPU time of one capture of `text` on the default model (the forward pass with its hooks:
+    what a new text must cost the server at least), measured in this process, median of 5."""
+    from lib.capture import run_capture
+    from lib.models import DEFAULT_MODEL, load_model
+
+    lm = load_model(DEFAULT_MODEL)
+    run_capture(lm, text)  # warm: first-call allocations
+    times = []
+    for _ in range(5):
+        t0 = time.process_time()
+        run_capture(lm, text)
+        times.append((time.process_time() - t0) * 1000)
+    return statistics.median(times)
+
+
+def cpu_table(out: Outcome, samples: list[tuple[float, float]], k: int, elapsed: float,
+              forward_ms: float | None = None) -> list[str]:
+    """Markdown rows: per action type, the server CPU it caused (mean, p50, p95) and bytes sent."""
+    spans = [(a, b) for _kind, a, b, _n in out.spans]
+    cpu, background = share_cpu(samples, spans)
+    total = samples[-1][1] - samples[0][1] if len(samples) > 1 else 0.0
+    lines = []
+    for action in ACTIONS:
+        idx = [i for i, sp in enumerate(out.spans) if sp[0] == action]
+        if not idx:
+            continue
+        ms = [cpu[i] * 1000 for i in idx]
+        kb = [out.spans[i][3] / 1000 for i in idx]
+        mean = statistics.fmean(ms)
+        goal = CPU_GOAL_MS.get(action)
+        if action == "text" and forward_ms is not None:
+            goal = round(forward_ms + 100)
+        verdict = "" if goal is None or k != 1 else ("PASS" if mean <= goal else "MISS")
+        lines.append(f"| {k} | {action} | {len(idx)} | {mean:.0f} | {percentile(ms, 0.5):.0f} | "
+                     f"{percentile(ms, 0.95):.0f} | {statistics.fmean(kb):.1f} | "
+                     f"{f'<= {goal} ms ' if goal else ''}{verdict} |")
+    lines.append(f"| {k} | (server CPU in all: {total:.1f} s in {elapsed:.0f} s of wall time; "
+                 f"between actions {background:.1f} s) | | | | | | |")
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--learners", type=int, nargs="+", default=[5, 10, 20, 30])
@@ -278,6 +422,9 @@ def main() -> int:
     ap.add_argument("--think", type=float, nargs=2, default=[0.5, 2.0], metavar=("MIN", "MAX"),
                     help="seconds a learner waits between actions (uniform, seeded); 0.5-2 is a "
                          "stress test, a learner who reads the lesson takes 5-15 s or more")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="rounds per K (new learners, new texts each): more actions to measure, e.g. "
+                         "--learners 1 --rounds 10 for the CPU per action of one learner")
     args = ap.parse_args()
 
     servers = Servers()
@@ -286,7 +433,8 @@ def main() -> int:
     else:
         servers.start(args.replicas, args.nginx)
         url = servers.url
-    rows, failures, held = [], 0, 0
+    rows, cpu_rows, failures, held = [], [], 0, 0
+    forward_ms = None
     try:
         # Warm every replica (model loaded, default capture) as a teacher would before class.
         warm = asyncio.run(one_round(url, max(1, args.replicas), args.lang, 999, 1, 1000))
@@ -296,12 +444,25 @@ def main() -> int:
         offset = 0
         for k in args.learners:
             t0 = time.perf_counter()
-            out = asyncio.run(one_round(url, k, args.lang, args.seed + k, args.lessons, offset, tuple(args.think)))
-            offset += k
+            meter = CpuMeter(servers.pids).start() if servers.pids else None
+            out = Outcome()
+            for r in range(args.rounds):
+                part = asyncio.run(one_round(url, k, args.lang, args.seed + k + 7919 * r, args.lessons, offset,
+                                             tuple(args.think)))
+                offset += k
+                for kind, w in part.waits.items():
+                    out.waits.setdefault(kind, []).extend(w)
+                out.bytes_in += part.bytes_in
+                out.spans += part.spans
+                out.failures += part.failures
             elapsed = time.perf_counter() - t0
+            if meter:
+                if k == 1 and forward_ms is None:
+                    forward_ms = forward_pass_ms(learner_text("cat", 0))
+                cpu_rows += cpu_table(out, meter.stop(), k, elapsed, forward_ms)
             mem = servers.memory_mb() if servers.pids else (float("nan"), float("nan"))
             worst = 0.0
-            for action in ("open", "text", "slide", "answer", "next"):
+            for action in ACTIONS:
                 w = out.waits.get(action, [])
                 if not w:
                     continue
@@ -334,6 +495,15 @@ def main() -> int:
         else:
             print(f"| {k} | {action} | {n} | {p50:.2f} | {p95:.2f} | {mx:.2f} | "
                   f"{'PASS' if p95 <= GOAL_P95_S else 'MISS'} |")
+    if cpu_rows:
+        print("\n### Server CPU per action (all replicas; CPU of each sampling interval shared among the "
+              "actions in flight)\n")
+        if forward_ms is not None:
+            print(f"A new text's goal is the forward pass plus 100 ms; the forward pass (a capture of a "
+                  f"learner's sentence on the default model, in this script's process): {forward_ms:.0f} ms CPU.\n")
+        print("| learners | action | n | CPU mean ms | p50 ms | p95 ms | KB sent, mean | goal (1 learner) |")
+        print("|---:|---|---:|---:|---:|---:|---:|---|")
+        print(*cpu_rows, sep="\n")
     print(f"\nLearners held with every action's p95 <= {GOAL_P95_S:.0f} s and no failure: "
           f"{held if held else 'fewer than ' + str(min(args.learners))} "
           f"(of K = {', '.join(map(str, args.learners))}). Failures: {failures}.")

@@ -97,3 +97,23 @@ def switch_model(at: AppTest, model, name: str, monkeypatch) -> None:
     at.run()
     assert not at.exception, at.exception
     assert at.session_state["app.model"] == name
+
+
+def check_answer(at: AppTest, lesson: str, qid: str, lang: str) -> AppTest:
+    """Press the Check button of question `qid` of `lesson`'s quiz and return the run it caused.
+
+    The answer reruns only the question's section, the lesson's score and the sidebar's progress
+    (keyed fragments): that run's tree holds those and nothing else of the page, which is checked
+    here (no title, no other question's form). `at.run()` after it brings the whole page back, as
+    a learner's next input would."""
+    from lib import i18n
+
+    at.button(key=f"FormSubmitter:quiz.{lesson}.{qid}.form-{i18n.ui(lang)['quiz.check']}").click()
+    at.run()
+    assert not at.exception, at.exception
+    forms = {b.key for b in at.button if b.key and b.key.startswith(f"FormSubmitter:quiz.{lesson}.")}
+    assert forms == {f"FormSubmitter:quiz.{lesson}.{qid}.form-{i18n.ui(lang)['quiz.check']}"}, forms
+    assert not at.title, [x.value for x in at.title]  # the page itself did not run
+    assert any(m.label == i18n.ui(lang)["quiz.score"] for m in at.metric)  # the lesson's score did
+    assert any(h.value == i18n.ui(lang)["sidebar.progress"] for h in at.sidebar.subheader)  # and the progress
+    return at

@@ -57,6 +57,7 @@ class Action:
     wait_s: float
     bytes_in: int
     runs: int
+    start: float = 0.0   # time.perf_counter() when the input was sent (the load driver's CPU share)
 
 
 @dataclass
@@ -77,6 +78,7 @@ class Learner:
     _states: dict[str, WidgetState] = field(default_factory=dict)  # by widget id
     _ws: Any = None
     _bytes: int = 0
+    _session_id: str = ""
 
     async def __aenter__(self) -> "Learner":
         ws_url = self.base_url.replace("http", "ws", 1).rstrip("/") + "/_stcore/stream"
@@ -120,12 +122,71 @@ class Learner:
         trigger = WidgetState(id=w.id, trigger_value=True)
         return await self._rerun(name or f"click {key}", fragment_id=w.fragment_id, trigger=trigger)
 
+    async def trigger(self, key: str, event: str, value: Any = None, name: str | None = None) -> Action:
+        """A component (Streamlit components v2) calling `setTriggerValue(event, value)`: the rerun
+        of its section, with the event's callback first."""
+        import json
+
+        from streamlit.components.v2.bidi_component.main import _make_trigger_id
+
+        w = self.widget(key)
+        state = WidgetState(id=_make_trigger_id(w.id, "events"),
+                            json_trigger_value=json.dumps([{"event": event, "value": value}]))
+        return await self._rerun(name or f"trigger {key}", fragment_id=w.fragment_id, trigger=state)
+
+    async def reach(self, section: str, name: str | None = None) -> Action:
+        """Scroll to a section computed when reached (ui.follow.when_reached): its follower asks
+        for the section's rerun, as it does in the browser once the section is in sight."""
+        return await self.trigger(f"{section}.follow", "stale", "reached", name=name or f"reach {section}")
+
     async def submit(self, form_key: str, name: str | None = None) -> Action:
         """Press the submit button of the form `form_key` (its key carries the button's label)."""
         submitter = [k for k in self.widgets if k.startswith(f"FormSubmitter:{form_key}-")]
         if len(submitter) != 1:
             raise KeyError(f"form {form_key!r} has submit buttons {submitter}")
         return await self.click(submitter[0], name=name or f"submit {form_key}")
+
+    async def download(self, key: str, name: str = "download") -> Action:
+        """Press a deferred download button (`st.download_button` with a callable): the browser asks
+        the server to build the file over the websocket, then fetches the file's URL."""
+        import urllib.request
+        import uuid
+
+        w = self.widget(key)
+        file_id = getattr(w.proto, "deferred_file_id", "")
+        msg = BackMsg()
+        req = msg.backend_operation_request
+        req.request_id = uuid.uuid4().hex
+        req.session_id = self._session_id
+        req.deferred_file.file_id = file_id
+        start, bytes_before = time.perf_counter(), self._bytes
+        await self._ws.send(msg.SerializeToString())
+        url = ""
+        while not url:
+            try:
+                raw = await asyncio.wait_for(self._ws.recv(), self.timeout_s)
+            except (TimeoutError, asyncio.TimeoutError, websockets.ConnectionClosed) as e:
+                raise StreamlitProtocolError(f"no download answer: {e}") from e
+            self._bytes += len(raw)
+            fwd = ForwardMsg.FromString(raw)
+            if fwd.WhichOneof("type") == "backend_operation_response":
+                resp = fwd.backend_operation_response
+                if resp.request_id != req.request_id:
+                    continue
+                if resp.error_msg or not resp.deferred_file.url:
+                    raise StreamlitProtocolError(f"download {key!r} failed: {resp.error_msg}")
+                url = resp.deferred_file.url
+        full = url if url.startswith("http") else self.base_url.rstrip("/") + "/" + url.lstrip("/")
+
+        def fetch() -> int:
+            headers = {"Cookie": self.cookie} if self.cookie else {}
+            with urllib.request.urlopen(urllib.request.Request(full, headers=headers), timeout=self.timeout_s) as r:
+                return len(r.read())
+
+        self._bytes += await asyncio.to_thread(fetch)
+        action = Action(name, time.perf_counter() - start, self._bytes - bytes_before, 0, start)
+        self.actions.append(action)
+        return action
 
     async def set_and_leave(self, key: str, value: Any) -> None:
         """Send a new value and close the tab at once, before the run it causes has ended."""
@@ -186,7 +247,7 @@ class Learner:
             runs += 1
             if status in (FINISHED, FRAGMENT_DONE):
                 break
-        action = Action(name, time.perf_counter() - start, self._bytes - bytes_before, runs)
+        action = Action(name, time.perf_counter() - start, self._bytes - bytes_before, runs, start)
         self.actions.append(action)
         return action
 
@@ -209,6 +270,7 @@ class Learner:
                 if not fragment_run:
                     self.elements.clear()
                 self.page_hash = fwd.new_session.page_script_hash
+                self._session_id = fwd.new_session.initialize.session_id or self._session_id
             elif kind == "navigation":
                 self.pages = [(p.page_script_hash, p.page_name, p.url_pathname)
                               for p in fwd.navigation.app_pages]

@@ -114,3 +114,18 @@ def test_the_report_carries_the_learners_name():
     assert 'class="line"' not in page
     assert 'class="line"' in export.quiz_report(LABELS, rows, "1/1", "2026-12-03", "it")
     assert export.file_slug(" Niccolò De Santis ") == "niccolo-de-santis" and export.file_slug("<>") == ""
+
+
+def test_top_k_equals_a_full_stable_sort_ties_included():
+    """top_k sorts only the tokens at or above the k-th probability; the answer is the full sort's."""
+    rng = np.random.default_rng(0)
+    for trial in range(100):
+        x = rng.normal(size=(5, 60)).astype(np.float32)
+        if trial % 2 == 0:
+            x[:, 3:20] = x[:, :1]  # many equal logits around the cut
+        k = int(rng.integers(1, 25))
+        p = np.exp(x.astype(np.float64) - x.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        ids, probs = export.top_k(x, k)
+        assert (ids == np.argsort(-p, axis=-1, kind="stable")[:, :k]).all()
+        assert np.allclose(probs, np.take_along_axis(p, ids, -1))

@@ -200,3 +200,33 @@ def test_gpt2_family_layernorm_gelu_c_fc(tiny_gpt2, monkeypatch):
     names = [d["name"] for d in chart(at, "block.curves")["data"]]
     assert any(n.startswith(labels["block.act.gelu_tanh"] + " ←") for n in names)
     assert at.slider(key="block.lens_layer").value == tiny_gpt2.info.n_layers
+
+
+def test_sections_below_the_first_screen_compute_when_reached():
+    """With a browser (here: the deferral switched on by hand), a visit computes the first screen only:
+    the residual stream's contributions, the MLP and the logit lens hold a notice until the learner
+    reaches them. The follower's callback marks one reached (for this model and text), and the next
+    run of the page computes that one, and only that one."""
+    from ui import follow
+
+    at = start("en")
+    at.session_state["app.defer_sections"] = True
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, at.exception
+    pending = i18n.ui("en")["app.section_pending"]
+    assert sum(c.value == pending for c in at.caption) == 4  # residual, collapse, MLP, lens
+    for key in ("block.resid_heatmap", "block.neuron_heatmap", "block.lens_heatmap"):
+        assert chart(at, key) is None, key
+    assert chart(at, "block.diagram") is not None  # the first screen is drawn
+    # The learner scrolls to the lens: its follower reports it reached for this model and text.
+    mark = follow.inputs_mark(at.session_state["app.model"], at.text_area(key="app.text").value)
+    at.session_state["block.lens_box.reached"] = mark
+    at.run()
+    assert chart(at, "block.lens_heatmap") is not None
+    assert chart(at, "block.resid_heatmap") is None
+    assert sum(c.value == pending for c in at.caption) == 3
+    # Another text is another computation: the lens waits to be reached again.
+    at.text_area(key="app.text").set_value("The dog sleeps on the sofa.")
+    at.run()
+    assert chart(at, "block.lens_heatmap") is None

@@ -21,7 +21,7 @@ from lib.bertviz_view import head_view_html, model_view_html
 from lib.capture import Capture, max_tokens_for
 from lib.reference import REFERENCE_MODELS
 from ui.cache import get_capture, get_model
-from ui import core
+from ui import core, follow
 from ui.core import num, t
 from ui.figures import PALETTE, Spec, quick
 from ui.live_chart import live_chart
@@ -465,10 +465,11 @@ def check_against_model(cap: Capture, steps: att.HeadSteps, layer: int, head: in
     (st.success if diff < 1e-4 else st.warning)(t("attention.check", diff=f"{diff:.1e}"))
 
 
-def gqa_section(info, cap: Capture | None, config: dict, live_name: str) -> None:
+def gqa_section(info, cap: Capture | None, config: dict, live_name: str, mark: str = "") -> None:
     """GQA's groups, whether the capture's heads of a group share their keys and values, and what
     that saves. The same for every head: the figure and the check are kept per model, text and
-    language, so a full run of the page rebuilds neither."""
+    language, so a full run of the page rebuilds neither. The check reads every layer's keys and
+    values: it runs when the learner reaches it (`mark`: the page's inputs, ui.follow)."""
     lang = core.lang()
     left, right = st.columns([2, 3])
     live_chart(Spec(gqa_spec(info.n_heads, info.n_kv_heads, lang)), key="attention.gqa_chart", where=left)
@@ -476,8 +477,11 @@ def gqa_section(info, cap: Capture | None, config: dict, live_name: str) -> None
         if info.n_kv_heads == info.n_heads:
             st.info(t("attention.gqa.none"))
         elif cap is not None:
-            same = kv_shared(core.model_name(), cap.text, core.cut(cap), info.n_heads, info.n_kv_heads)
-            st.success(t("attention.gqa.shared" if same else "attention.gqa.not_shared", g=num(info.group_size)))
+            with follow.when_reached("attention.gqa_box", mark) as now:
+                if now:
+                    same = kv_shared(core.model_name(), cap.text, core.cut(cap), info.n_heads, info.n_kv_heads)
+                    st.success(t("attention.gqa.shared" if same else "attention.gqa.not_shared",
+                                 g=num(info.group_size)))
         saving = {v.name: v for v in att.kv_variants(config, KV_TOKENS)}["grouped"].saving
         st.metric(t("attention.gqa.saving"), f"{num(saving, 1)}×")
     st.dataframe(kv_table(live_name, config, lang), hide_index=True, key="attention.kv_table")

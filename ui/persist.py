@@ -29,11 +29,13 @@ import streamlit as st
 from lib import i18n
 from lib import progress_code as pc
 from lib.quiz import grade, load_bank
-from ui import nav
+from ui import nav, sidebar
 from ui.core import lang, num, t
 from ui.sidebar import TEXT_KEPT
 
 STORE_KEY = "app.store"
+PROGRESS_SECTION = "section:app.progress"  # the sidebar's progress and this store: a quiz answer reruns it
+_LATEST = "app.persist.latest"  # {"progress": ...}: what the last run handed the browser (the download reads it)
 LEARNER_KEY = "app.learner"  # the nickname whose progress this session keeps ("" for none)
 _QUIZ_STATE = re.compile(r"^(quiz|final)\.")  # every quiz's and the final quiz's session keys
 _FINAL_GRADE = re.compile(r"^final\.([a-z0-9_]+:[a-z0-9_]+)\.grade$")
@@ -76,7 +78,9 @@ def _banks() -> dict:
 
 def current() -> dict:
     """The session's progress as plain data (lib.progress_code's shape)."""
-    ss = st.session_state
+    # One copy of the session's state, then plain dict look-ups: each look-up in st.session_state
+    # filters the whole state anew (a quarter of a quiz answer's time went there).
+    ss = st.session_state.to_dict()
     out = pc.empty()
     out["results"] = {k: dict(v) for k, v in ss.get("quiz.results", {}).items()}
     for lesson, bank in _banks().items():
@@ -142,7 +146,8 @@ def _on_stored() -> None:
     # sends it with the text box empty (measured: the text went from 44 characters to none, and
     # every section needing it vanished). Keep the text the last run had.
     kept = ss.get(TEXT_KEPT)
-    if kept and not ss.get("app.text"):
+    text_back = bool(kept and not ss.get("app.text"))
+    if text_back:
         ss["app.text"] = kept
     value = ss.get(STORE_KEY)
     message = value.get("stored") if isinstance(value, Mapping) else None
@@ -167,6 +172,10 @@ def _on_stored() -> None:
     if restored is not None:
         ss["app.text"] = restored
         ss[TEXT_KEPT] = restored
+    if (isinstance(code, str) and code) or text_back or restored is not None:
+        # What came back shows on the lesson page too (verdicts, the text): the section this
+        # store sits in asks for a full run (see progress_section).
+        ss["app.persist.rerun_page"] = True
     ss["app.persist.restored"] = True
 
 
@@ -174,17 +183,18 @@ def sync() -> None:
     """After the page: hand the session's progress and text to the browser (once it has been heard)."""
     ss = st.session_state
     sid = ss.setdefault("app.persist.sid", secrets.token_hex(8))
+    progress = current()
+    ss.setdefault(_LATEST, {})["progress"] = progress
     save = None
     if ss.get("app.persist.restored"):
         learner = ss.get(LEARNER_KEY, "")
         names = pc.entries(learner)
-        save = {pc.LEARNER_ENTRY: learner, names["progress"]: pc.encode(current()),
+        save = {pc.LEARNER_ENTRY: learner, names["progress"]: pc.encode(progress),
                 names["text"]: pc.text_to_keep(ss.get("app.text", ""), _examples())}
-    with st.sidebar:
-        _store(key=STORE_KEY, data={"sid": sid, "save": save, "learner": ss.get(LEARNER_KEY),
-                                    "learnerEntry": pc.LEARNER_ENTRY, "progressEntry": pc.PROGRESS_ENTRY,
-                                    "textEntry": pc.TEXT_ENTRY},
-               on_stored_change=_on_stored, height=0)
+    _store(key=STORE_KEY, data={"sid": sid, "save": save, "learner": ss.get(LEARNER_KEY),
+                                "learnerEntry": pc.LEARNER_ENTRY, "progressEntry": pc.PROGRESS_ENTRY,
+                                "textEntry": pc.TEXT_ENTRY},
+           on_stored_change=_on_stored, height=0)
 
 
 # ------------------------------------------------------------------------- a file to keep
@@ -213,15 +223,21 @@ def notices() -> None:
         notice = st.session_state.pop(key, None)
         if notice:
             kind, label, values = notice
-            getattr(st.sidebar, kind)(t(label, **{k: num(v) if isinstance(v, int) else v for k, v in values.items()}))
+            getattr(st, kind)(t(label, **{k: num(v) if isinstance(v, int) else v for k, v in values.items()}))
 
 
 def file_controls() -> None:
     """Download the progress as a file; load such a file back."""
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    latest = st.session_state.setdefault(_LATEST, {})
+
+    def progress_file() -> bytes:
+        """Built when the learner clicks (quiz answers since the last full run included)."""
+        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return pc.to_file(latest.get("progress") or pc.empty(), stamp)
+
     with st.sidebar.expander(t("progress.keep"), expanded=False):
         st.caption(t("progress.kept_here"))
-        st.download_button(t("progress.download"), data=pc.to_file(current(), stamp),
+        st.download_button(t("progress.download"), data=progress_file,
                            file_name="inside-transformer-progress.json", mime="application/json",
                            key="app.progress_download", on_click="ignore")
         st.file_uploader(t("progress.load"), type=["json", "txt"], key="app.progress_upload",
@@ -296,9 +312,20 @@ def learner_controls() -> None:
             c2.button(t("learner.cancel"), key="app.learner.afresh_no", on_click=_on_confirm, args=(False,))
 
 
+def progress_section() -> None:
+    """The sidebar's progress, the notices, and the browser's copy: one section (a keyed fragment)
+    that a quiz answer reruns alone, with the question's own section."""
+    ss = st.session_state
+    if ss.pop("app.persist.rerun_page", False):
+        st.rerun()  # progress (or the text) came back from the browser: the page shows it too
+    sidebar.progress()
+    notices()
+    sync()
+
+
 def render() -> None:
     """Everything of this module, after the page has run (one call from app.py)."""
-    notices()
+    with st.sidebar:
+        st.fragment(key=PROGRESS_SECTION)(progress_section)()
     learner_controls()
     file_controls()
-    sync()

@@ -2,6 +2,11 @@
 
 The first answer to each question is what counts (lib.quiz.record); a learner may try again to
 learn, and sees the explanation every time.
+
+An answer reruns only what it changes: the question's own section, the lesson's score and the
+sidebar's progress (keyed fragments, named in one `st.rerun` from the Check button's callback),
+never the lesson page around them. A lesson page costs tens to hundreds of milliseconds of the
+server's CPU to run; a question's section, a few.
 """
 
 from __future__ import annotations
@@ -10,10 +15,12 @@ import streamlit as st
 
 from lib.quiz import Question, grade, lesson_score, load_bank, record
 from ui.core import lang, num, t
+from ui.persist import PROGRESS_SECTION
 
 
-def ask(q: Question, key: str):
-    """Draw one question inside a form; return (submitted, response) where response may be None."""
+def ask(q: Question, key: str, on_check=None, args: tuple = ()):
+    """Draw one question inside a form; return (submitted, response) where response may be None.
+    `on_check(*args)`, if given, is the Check button's callback (it runs before the script)."""
     with st.form(key=f"{key}.form", border=True):
         st.markdown(q.prompt)
         if q.kind == "choice":
@@ -22,7 +29,7 @@ def ask(q: Question, key: str):
         else:
             label = t("quiz.number") + (f" ({q.unit})" if q.unit else "")
             response = st.text_input(label, key=f"{key}.answer")
-        submitted = st.form_submit_button(t("quiz.check"))
+        submitted = st.form_submit_button(t("quiz.check"), on_click=on_check, args=args)
     return submitted, response
 
 
@@ -50,6 +57,47 @@ def show(key: str) -> None:
         st.error(t("quiz.wrong", expected=g.expected) + " " + g.explanation)
 
 
+def _check(q: Question, key: str, lesson_id: str) -> None:
+    """The Check button's callback: grade, record the first answer, and rerun only the sections
+    that show it (the question, the lesson's score, the sidebar's progress)."""
+    ss = st.session_state
+    response = ss.get(f"{key}.answer")
+    problem, g = None, None
+    if response is None or (isinstance(response, str) and not response.strip()):
+        problem = "quiz.no_answer"
+    else:
+        try:
+            g = grade(q, response)
+        except ValueError:
+            problem = "quiz.not_a_number"
+    if g is None:
+        ss[f"{key}.problem"] = problem
+    else:
+        ss[f"{key}.grade"] = g
+        ss["quiz.results"] = record(ss.get("quiz.results", {}), lesson_id, q.id, g.correct)
+    st.rerun([_section(key), _section(f"quiz.{lesson_id}.score"), PROGRESS_SECTION])
+
+
+def _section(key: str) -> str:
+    """The fragment key of a quiz section (fragment keys and widget keys are kept apart)."""
+    return f"section:{key}"
+
+
+def _question(q: Question, key: str, lesson_id: str) -> None:
+    ask(q, key, on_check=_check, args=(q, key, lesson_id))
+    problem = st.session_state.pop(f"{key}.problem", None)
+    if problem:
+        st.warning(t(problem))
+    show(key)
+
+
+def _score(lesson_id: str) -> None:
+    bank = load_bank(lang(), lesson_id)
+    s = lesson_score(st.session_state.get("quiz.results", {}), lesson_id, bank)
+    st.metric(t("quiz.score"), t("quiz.count", answered=num(s.answered), total=num(s.total), correct=num(s.correct)),
+              help=t("quiz.score_help", answered=num(s.answered)))
+
+
 def render_quiz(lesson_id: str) -> None:
     """The lesson's check-yourself section, with its score."""
     bank = load_bank(lang(), lesson_id)
@@ -57,13 +105,5 @@ def render_quiz(lesson_id: str) -> None:
     st.caption(t("quiz.first_counts"))
     for q in bank:
         key = f"quiz.{lesson_id}.{q.id}"
-        submitted, response = ask(q, key)
-        if submitted:
-            g = verdict(q, response, key)
-            if g is not None:
-                st.session_state["quiz.results"] = record(st.session_state.get("quiz.results", {}),
-                                                          lesson_id, q.id, g.correct)
-        show(key)
-    s = lesson_score(st.session_state.get("quiz.results", {}), lesson_id, bank)
-    st.metric(t("quiz.score"), t("quiz.count", answered=num(s.answered), total=num(s.total), correct=num(s.correct)),
-              help=t("quiz.score_help", answered=num(s.answered)))
+        st.fragment(key=_section(key))(_question)(q, key, lesson_id)
+    st.fragment(key=_section(f"quiz.{lesson_id}.score"))(_score)(lesson_id)

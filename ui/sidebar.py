@@ -84,18 +84,18 @@ def render() -> None:
 
 
 def progress() -> None:
-    """Quiz scores per lesson and over the course; drawn after the page, so it counts its answers."""
+    """Quiz scores per lesson and over the course; drawn after the page, so it counts its answers
+    (in the sidebar's progress section: ui.persist.progress_section)."""
     current = lang()
-    with st.sidebar:
-        st.subheader(t("sidebar.progress"))
-        if st.session_state.get("app.learner"):
-            st.caption(t("sidebar.learner", name=st.session_state["app.learner"]))
-        results = st.session_state.get("quiz.results", {})
-        banks = {x.id: load_bank(current, x.id) for x in nav.LESSONS}
-        per_lesson, overall = course_progress(results, banks)
-        for x in nav.LESSONS:
-            s = per_lesson[x.id]
-            count = t("quiz.count", answered=num(s.answered), total=num(s.total), correct=num(s.correct))
-            st.caption(f"{x.icon} {t(f'lesson.{x.id}.title')}: {count}")
-        st.progress(overall.answered / overall.total if overall.total else 0.0,
-                    text=t("sidebar.overall", correct=num(overall.correct), total=num(overall.total)))
+    st.subheader(t("sidebar.progress"))
+    if st.session_state.get("app.learner"):
+        st.caption(t("sidebar.learner", name=st.session_state["app.learner"]))
+    results = st.session_state.get("quiz.results", {})
+    banks = {x.id: load_bank(current, x.id) for x in nav.LESSONS}
+    per_lesson, overall = course_progress(results, banks)
+    for x in nav.LESSONS:
+        s = per_lesson[x.id]
+        count = t("quiz.count", answered=num(s.answered), total=num(s.total), correct=num(s.correct))
+        st.caption(f"{x.icon} {t(f'lesson.{x.id}.title')}: {count}")
+    st.progress(overall.answered / overall.total if overall.total else 0.0,
+                text=t("sidebar.overall", correct=num(overall.correct), total=num(overall.total)))

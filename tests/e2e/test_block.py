@@ -34,7 +34,13 @@ def test_lens_layer_slider_moves_the_reading(page, app_url):
     expect(page.locator("h1").first).to_have_text(en["lesson.block.title"], timeout=APP_TIMEOUT_MS)
 
     strong = page.locator("strong")
+    # The lens is worked out on the server when the learner reaches it (ui.follow.when_reached):
+    # a notice holds its place until then.
+    box = page.locator(".st-key-block-lens_box")
+    expect(box).to_contain_text(en["app.section_pending"], timeout=APP_TIMEOUT_MS)
+    box.scroll_into_view_if_needed()
     expect(strong.filter(has_text=reading("en", 30)).first).to_be_visible(timeout=APP_TIMEOUT_MS)
+    expect(box).not_to_contain_text(en["app.section_pending"], timeout=APP_TIMEOUT_MS)
     # The grid is drawn when the learner reaches it (ui.live_chart), with its title.
     grid = page.locator(".st-key-block-lens_heatmap")
     grid.scroll_into_view_if_needed()
