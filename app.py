@@ -13,6 +13,7 @@ st.set_page_config(page_title=core.t("app.title"), page_icon="🧠", layout="wid
 export.install_modebar()  # every figure saves as PNG or SVG from its mode bar, offline
 styles.render()  # wide lesson tables scroll in their own box on a phone
 page = nav.navigation()
+nav.follow_alias(page)  # `/numbers`, `/attenzione`...: the page they name, at its own address
 share.apply(page)  # a shared link's lesson values, text and model, before anything reads them
 loaded = core.ensure_model()  # first, so the sidebar already names a model just loaded
 sidebar.render()

@@ -263,13 +263,35 @@ def pattern_rows(targets: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     }
 
 
+# Patterns counted only on some rows, and the previous token's share measured on those same rows
+# (key "previous@<pattern>"): the fair rival. On the rows that have an earlier piece of the same
+# word, that piece is often the previous token itself, so a previous-token head scores as high on
+# "same_word" as on "previous"; it reads the word only if it beats the previous token there.
+CONDITIONAL: tuple[str, ...] = ("same_token", "same_word")
+MARGIN = 0.1  # how much a conditional pattern must beat the previous token on its own rows
+
+
+def _share(flat: np.ndarray, keys: np.ndarray, rows: np.ndarray, lead: tuple, chunk: int) -> np.ndarray:
+    """Mean over the chosen rows of the weight on the chosen keys, for every head of flat [N, T, T]."""
+    ii, jj = np.nonzero(keys & rows[:, None])  # the (row, key) pairs counted
+    n_rows = int(rows.sum())
+    if n_rows == 0:
+        return np.full(lead, np.nan)
+    # Mean over rows of each row's sum = sum over all pairs / rows. Heads go in chunks, so a
+    # 512-token text with many repeats never builds a [270, pairs] temporary at once.
+    total = np.concatenate([flat[s:s + chunk][:, ii, jj].sum(-1, dtype=np.float64)
+                            for s in range(0, flat.shape[0], chunk)])
+    return (total / n_rows).reshape(lead)
+
+
 def pattern_scores(attn: np.ndarray, token_ids: np.ndarray, words: np.ndarray,
                    chunk: int = 16) -> dict[str, np.ndarray]:
     """Mean share of attention each pattern receives, for one head or many at once.
 
     attn: [..., T, T] (one head [T, T], or every head [L, H, T, T]). Returns {pattern: [...]},
     the average over the rows where the pattern is measurable of the weight on its keys; NaN
-    where no row qualifies (a text too short, no repeated token).
+    where no row qualifies (a text too short, no repeated token). Also "previous@same_token" and
+    "previous@same_word": the previous token's share on those patterns' rows (see CONDITIONAL).
     Example: a head that always reads the previous token has scores["previous"] == 1.0
     """
     attn = np.asarray(attn)
@@ -278,18 +300,9 @@ def pattern_scores(attn: np.ndarray, token_ids: np.ndarray, words: np.ndarray,
     flat = attn.reshape(-1, t, t)  # [N, T, T], N = L*H heads
     targets = pattern_targets(token_ids, words)
     rows = pattern_rows(targets)
-    out = {}
-    for name in PATTERNS:
-        ii, jj = np.nonzero(targets[name] & rows[name][:, None])  # the (row, key) pairs counted
-        n_rows = int(rows[name].sum())
-        if n_rows == 0:
-            out[name] = np.full(lead, np.nan)
-            continue
-        # Mean over rows of each row's sum = sum over all pairs / rows. Heads go in chunks, so a
-        # 512-token text with many repeats never builds a [270, pairs] temporary at once.
-        total = np.concatenate([flat[s:s + chunk][:, ii, jj].sum(-1, dtype=np.float64)
-                                for s in range(0, flat.shape[0], chunk)])
-        out[name] = (total / n_rows).reshape(lead)
+    out = {name: _share(flat, targets[name], rows[name], lead, chunk) for name in PATTERNS}
+    for name in CONDITIONAL:
+        out[f"previous@{name}"] = _share(flat, targets["previous"], rows[name], lead, chunk)
     return out
 
 
@@ -309,14 +322,24 @@ def row_entropy(attn: np.ndarray) -> np.ndarray:
     return (ent / np.log(np.arange(2, t + 1))).mean(-1)
 
 
-def strongest_pattern(scores: dict[str, float], threshold: float = 0.4) -> str | None:
+def strongest_pattern(scores: dict[str, float], threshold: float = 0.4, margin: float = MARGIN) -> str | None:
     """The pattern with the largest score if it reaches `threshold`, else None (no clear pattern).
 
+    A conditional pattern (same token, same word) counts only if it beats the previous token's
+    share on its own rows (`scores["previous@<name>"]`, when given) by `margin`: otherwise the
+    head is reading the previous token, which there happens to be the same word.
     Ties go to the earlier name in PATTERNS (the simpler explanation).
     Example: strongest_pattern({"previous": 0.8, "first": 0.1}) -> "previous"
+    Example: strongest_pattern({"previous": 0.85, "same_word": 0.86, "previous@same_word": 0.86}) -> "previous"
     """
-    found = [(name, float(scores[name])) for name in PATTERNS
-             if scores.get(name) is not None and np.isfinite(scores[name]) and scores[name] >= threshold]
+    def fine(name: str) -> bool:
+        value = scores.get(name)
+        if value is None or not np.isfinite(value) or value < threshold:
+            return False
+        rival = scores.get(f"previous@{name}")
+        return rival is None or not np.isfinite(rival) or value - rival >= margin
+
+    found = [(name, float(scores[name])) for name in PATTERNS if fine(name)]
     return max(found, key=lambda x: x[1])[0] if found else None  # max keeps the first of equals
 
 

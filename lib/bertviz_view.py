@@ -74,6 +74,9 @@ def vendored() -> bool:
     return all((d / name).is_file() for name in VENDOR_FILES)
 
 
+HIDE_LAYER_MENU = "<style>span:has(> select#layer){display:none}</style>"
+
+
 def head_view_html(
     attn: np.ndarray, tokens: list[str], layers: list[int] | None = None
 ) -> ViewHtml:
@@ -93,7 +96,13 @@ def head_view_html(
         attention=_as_bertviz(attn, chosen), tokens=list(tokens),
         include_layers=chosen, html_action="return",
     )
-    return _finish(out.data, "head_view.js")
+    view = _finish(out.data, "head_view.js")
+    if len(chosen) == 1:
+        # One layer: bertviz's "Layer: [n]" menu has nothing to choose (the page's own slider picks
+        # the layer) and is English inside an Italian page; hidden, the head menu stays.
+        page = HIDE_LAYER_MENU + view.html
+        view = ViewHtml(html=page, offline=view.offline, n_bytes=len(page.encode("utf-8")))
+    return view
 
 
 def model_view_html(

@@ -15,6 +15,8 @@ from __future__ import annotations
 import csv
 import html
 import io
+import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -104,6 +106,64 @@ def to_npz(d: CaptureData) -> bytes:
     return buf.getvalue()
 
 
+# LaTeX as the quiz banks write it, for paper: commands -> the character they draw.
+_TEX_SYMBOLS = {"times": "×", "cdot": "·", "approx": "≈", "theta": "θ", "pi": "π", "infty": "∞",
+                "epsilon": "ε", "alpha": "α", "beta": "β", "sigma": "σ", "lVert": "‖", "rVert": "‖", "|": "‖",
+                "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "neq": "≠", "to": "→", "ln": "ln", "cos": "cos",
+                "sin": "sin", "log": "log", "exp": "exp", "max": "max", "min": "min", "sum": "Σ", ",": " ",
+                ";": " ", "quad": " ", "\\": " ", "ldots": "…", "dots": "…", "in": "∈", "pm": "±"}
+_SUPERSCRIPT = str.maketrans("0123456789+-n", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻ⁿ")
+_GROUP = r"\{([^{}]*)\}"
+
+
+def plain_math(tex: str) -> str:
+    """A LaTeX formula of the quiz banks as plain text that prints as it reads.
+
+    Example: plain_math(r"d_{model} = 576") -> "d_model = 576"
+    Example: plain_math(r"2 \times 10^{12} \approx 1{,}5") -> "2 × 10¹² ≈ 1,5"
+    Example: plain_math(r"\tfrac{8}{3}d") -> "8/3d"
+    """
+    s = tex.replace("{,}", ",")
+    for _ in range(4):  # nested groups, innermost first
+        s = re.sub(r"\\(?:t|d)?frac\s*" + _GROUP + r"\s*" + _GROUP, r"\1/\2", s)
+        s = re.sub(r"\\sqrt\s*" + _GROUP, lambda m: "√" + (m.group(1) if len(m.group(1)) == 1 else f"({m.group(1)})"), s)
+        s = re.sub(r"\\(?:mathrm|text|mathbf|operatorname|mathit)\s*" + _GROUP, r"\1", s)
+        s = re.sub(r"\^" + _GROUP, lambda m: _sup(m.group(1)), s)
+        s = re.sub(r"_" + _GROUP, r"_\1", s)
+    s = re.sub(r"\^([0-9n])", lambda m: _sup(m.group(1)), s)
+    s = re.sub(r"\\([A-Za-z]+|\\|[|,;])", lambda m: _TEX_SYMBOLS.get(m.group(1), m.group(1)), s)
+    return re.sub(r"[ ]{2,}", " ", s.replace("{", "").replace("}", "")).strip()
+
+
+def _sup(text: str) -> str:
+    """Superscript digits when every character has one (10^{12} -> 10¹²), else ^(...)."""
+    return text.translate(_SUPERSCRIPT) if text and all(c in "0123456789+-n" for c in text) else f"^({text})"
+
+
+def plain_text(markdown: str) -> str:
+    """Markdown with inline LaTeX (a quiz prompt, option or explanation) as plain text for paper:
+    formulas through `plain_math`, code and emphasis marks dropped.
+
+    Example: plain_text("Quanto vale `$\\cos(a, b)$`? Il token `Ġgatto` è **raro**.")
+             -> "Quanto vale cos(a, b)? Il token Ġgatto è raro."
+    """
+    s = re.sub(r"\$\$(.+?)\$\$", lambda m: plain_math(m.group(1)), markdown, flags=re.S)
+    s = re.sub(r"(?<!\\)\$(.+?)(?<!\\)\$", lambda m: plain_math(m.group(1)), s)
+    s = re.sub(r"`+([^`]*)`+", r"\1", s)
+    s = re.sub(r"\*\*(.+?)\*\*|__(.+?)__", lambda m: m.group(1) or m.group(2), s)
+    s = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"\1", s)
+    return s.replace("\\$", "$")
+
+
+def file_slug(name: str, limit: int = 40) -> str:
+    """A person's name as a piece of a file name: letters and digits, accents dropped, hyphens.
+
+    Example: file_slug(" Niccolò De Santis ") -> "niccolo-de-santis"
+    """
+    flat = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii").lower()
+    return re.sub(r"[^a-z0-9]+", "-", flat).strip("-")[:limit].strip("-")
+
+
 @dataclass(frozen=True)
 class ReportRow:
     """One question of the report: where it comes from, what was answered, what was right."""
@@ -121,13 +181,19 @@ vertical-align:top;text-align:left}.ok{color:#1b7a2a}.no{color:#b3261e}.line{bor
 display:inline-block;min-width:18em}@media print{body{margin:0}}"""
 
 
-def quiz_report(labels: dict[str, str], rows: Sequence[ReportRow], score: str, when: str, lang: str) -> str:
+def quiz_report(labels: dict[str, str], rows: Sequence[ReportRow], score: str, when: str, lang: str,
+                name: str = "") -> str:
     """A printable HTML page of the final quiz. `labels`: title, name, date, score, lesson,
-    question, answer, result, expected, right, wrong, unanswered (already translated).
+    question, answer, result, expected, right, wrong, unanswered (already translated). `name`:
+    the learner's name, or "" for a blank line to write it on. Prompts, answers and expected
+    answers are written as plain text (`plain_text`): paper cannot render Markdown or LaTeX.
 
     Every text is escaped: a prompt or an answer can never become markup.
     """
     e = html.escape
+    rows = [ReportRow(r.lesson, plain_text(r.prompt), plain_text(r.answer), r.correct, plain_text(r.expected))
+            for r in rows]
+    who = f"<strong>{e(name.strip())}</strong>" if name.strip() else "<span class=\"line\"></span>"
     cells = []
     for i, r in enumerate(rows, start=1):
         verdict = (labels["unanswered"], "") if r.correct is None else \
@@ -137,7 +203,7 @@ def quiz_report(labels: dict[str, str], rows: Sequence[ReportRow], score: str, w
     head = "".join(f"<th>{e(labels[x])}</th>" for x in ("lesson", "question", "answer", "result", "expected"))
     return (f"<!doctype html>\n<html lang=\"{e(lang)}\"><head><meta charset=\"utf-8\"><title>{e(labels['title'])}"
             f"</title><style>{_CSS}</style></head><body>\n<h1>{e(labels['title'])}</h1>\n"
-            f"<p>{e(labels['name'])}: <span class=\"line\"></span></p>\n<p>{e(labels['date'])}: {e(when)}</p>\n"
+            f"<p>{e(labels['name'])}: {who}</p>\n<p>{e(labels['date'])}: {e(when)}</p>\n"
             f"<p><strong>{e(labels['score'])}: {e(score)}</strong></p>\n"
             f"<table><thead><tr><th>#</th>{head}</tr></thead><tbody>\n" + "\n".join(cells)
             + "\n</tbody></table>\n</body></html>\n")

@@ -13,7 +13,14 @@ browser keeps in its local storage; `to_file`/`from_file` give a small JSON file
 download and load back. Anything read from outside is checked entry by entry: a malformed entry
 is dropped and counted, a malformed whole raises ProgressError, nothing else ever escapes.
 
-Deliberately left out: where the code is kept (ui/persist.py) and grading (lib/quiz.py).
+Where the browser keeps it: one local-storage entry per learner of the browser profile
+(`entries`). A learner with no name (the default) uses `inside-transformer.progress`; on a
+computer shared by a class each learner may give a nickname (`nickname`), and their progress and
+text live in entries of their own, `inside-transformer.progress.<nickname>`. The learner's own
+text is kept beside the progress, as it was typed, up to MAX_KEPT_TEXT characters
+(`text_to_keep`, `text_to_restore`); it never leaves the browser except to the app itself.
+
+Deliberately left out: talking to the browser (ui/persist.py) and grading (lib/quiz.py).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import base64
 import binascii
 import json
 import re
+import unicodedata
 import zlib
 from typing import Any, Mapping
 
@@ -33,6 +41,13 @@ MAX_ENTRIES = 2_000  # questions in all banks together are ~100
 MAX_TEXT = 64  # a typed numeric answer
 ID = re.compile(r"^[a-z0-9_]{1,64}$")
 QKEY = re.compile(r"^[a-z0-9_]{1,64}:[a-z0-9_]{1,64}$")
+STORAGE_PREFIX = "inside-transformer"
+LEARNER_ENTRY = f"{STORAGE_PREFIX}.learner"  # the nickname in use on this browser profile, if any
+PROGRESS_ENTRY = f"{STORAGE_PREFIX}.progress"
+TEXT_ENTRY = f"{STORAGE_PREFIX}.text"
+MAX_KEPT_TEXT = 20_000  # characters of the learner's own text kept in the browser (the box takes more)
+MAX_NICKNAME = 24
+_NICKNAME = re.compile(r"^[\w.\- ]+$")
 
 
 class ProgressError(ValueError):
@@ -228,3 +243,65 @@ def from_file(data: bytes) -> tuple[dict[str, Any], int]:
     if not isinstance(raw, Mapping) or raw.get("kind") != FILE_KIND:
         raise ProgressError("not a progress file")
     return clean(raw)
+
+
+# --------------------------------------------------------------------------- learners and text
+
+def nickname(raw: object) -> str | None:
+    """A learner's nickname as kept: trimmed, spaces collapsed, lower case; "" for none (blank);
+    None if it cannot be one (too long, or characters other than letters, digits, space . - _).
+
+    Example: nickname("  Anna  Rossi ") -> "anna rossi"
+    Example: nickname("") -> ""
+    Example: nickname("a/b") -> None
+    """
+    if not isinstance(raw, str):
+        return None
+    name = " ".join(unicodedata.normalize("NFKC", raw).split()).casefold()
+    if not name:
+        return ""
+    if len(name) > MAX_NICKNAME or not _NICKNAME.match(name):
+        return None
+    return name
+
+
+def entries(learner: str) -> dict[str, str]:
+    """The local-storage entries of one learner: their progress code and their own text.
+
+    The same names are built by the browser side (ui/persist.py's script): prefix, then
+    ".<nickname>" for a learner with a name.
+
+    Example: entries("") -> {"progress": "inside-transformer.progress", "text": "inside-transformer.text"}
+    Example: entries("anna")["progress"] -> "inside-transformer.progress.anna"
+    """
+    suffix = f".{learner}" if learner else ""
+    return {"progress": PROGRESS_ENTRY + suffix, "text": TEXT_ENTRY + suffix}
+
+
+def text_to_keep(text: object, examples: tuple[str, ...] = ()) -> str:
+    """What the browser keeps of the learner's text: the text itself, or "" (nothing kept) when it
+    is blank, one of the course's example sentences, or longer than MAX_KEPT_TEXT.
+
+    Example: text_to_keep("La professoressa di Bologna") -> "La professoressa di Bologna"
+    Example: text_to_keep("Il gatto.", examples=("Il gatto.",)) -> ""
+    """
+    if not isinstance(text, str) or not text.strip() or text in examples or len(text) > MAX_KEPT_TEXT:
+        return ""
+    return text
+
+
+def text_to_restore(stored: object, current: object, examples: tuple[str, ...] = ()) -> str | None:
+    """The text to put back in the box from what the browser kept, or None to leave the box alone.
+
+    A kept text comes back only over an example sentence or an empty box: a text from a shared link,
+    or one typed in this session, is never replaced.
+
+    Example: text_to_restore("Ciao a tutti", "Il gatto.", examples=("Il gatto.",)) -> "Ciao a tutti"
+    Example: text_to_restore("Ciao a tutti", "Un link", examples=("Il gatto.",)) -> None
+    """
+    kept = text_to_keep(stored)
+    if not kept or kept == current:
+        return None
+    if isinstance(current, str) and current.strip() and current not in examples:
+        return None
+    return kept

@@ -108,3 +108,24 @@ def readable_tokens(tokenizer, ids: list[int]) -> list[str]:
             except (KeyError, ValueError):
                 out.append(p)
     return out
+
+
+_HEX = re.compile(r"<[0-9A-F]{2}>")
+
+
+def first_split_character(tokens: list[str], text: str, offsets) -> tuple[str, str] | None:
+    """The first character of `text` that the tokens show as raw bytes (a letter cut across two
+    tokens), with its bytes as the tokens write them; None if every token is whole characters.
+
+    `tokens`: readable_tokens' strings; `offsets`: [T, 2] character spans into `text`.
+    Example: for "si è" cut as ["si", "␣<C3>", "<A8>"] -> ("è", "<C3><A8>")
+    """
+    for i, tok in enumerate(tokens):
+        if not _HEX.search(tok):
+            continue
+        start, end = (int(x) for x in offsets[i])
+        for ch in text[start:end] or text[start:start + 1]:
+            data = ch.encode("utf-8")
+            if len(data) > 1 and not ch.isspace():
+                return ch, "".join(f"<{b:02X}>" for b in data)
+    return None

@@ -8,6 +8,8 @@ import streamlit as st
 
 from lib.arithmetic import param_breakdown
 from lib.compare import architecture
+from lib.models import DEFAULT_MODEL
+from lib.tokens import first_split_character
 from ui import core, figures, lesson, nav, quiz_widget
 from ui.attention_view import bertviz
 from ui.core import num, t
@@ -20,6 +22,7 @@ lm = core.model()
 info = lm.info
 
 st.title(t("lesson.numbers.title"))
+st.info(t("numbers.how_to"))  # what to do, before the prose
 lesson.show(text, "intro")
 lesson.show(text, "relation")
 
@@ -48,7 +51,7 @@ with right:
 
 st.header(t("numbers.reference.header"))
 lesson.show(text, "reference")
-st.dataframe(reference_table(core.display_name(info.name), lm.config), hide_index=True, key="numbers.ref_table")
+st.dataframe(reference_table(core.short_name(info.name), lm.config), hide_index=True, key="numbers.ref_table")
 st.caption(t("numbers.reference.caption"))
 
 st.header(t("numbers.stack.header"))
@@ -68,8 +71,9 @@ cap = core.capture()
 @st.fragment
 def glimpse() -> None:
     """bertviz's head view of one layer: the slider reruns this section alone."""
-    layer = st.slider(t("numbers.layer"), 0, info.n_layers - 1, value=min(info.n_layers // 2, info.n_layers - 1),
-                      key="numbers.layer")
+    # The default goes through session state (a share link may have set it): no value= as well.
+    st.session_state.setdefault("numbers.layer", min(info.n_layers // 2, info.n_layers - 1))
+    layer = st.slider(t("numbers.layer"), 0, info.n_layers - 1, key="numbers.layer")
     n = min(cap.n_tokens, BERTVIZ_MAX_TOKENS)
     if cap.n_tokens > n:
         st.caption(t("numbers.bertviz_cut", n=num(n), total=num(cap.n_tokens)))
@@ -77,6 +81,10 @@ def glimpse() -> None:
     if not view.offline:
         st.warning(t("bertviz.cdn"))
     st.iframe(view.html, height=max(360, 22 * n + 140))
+    split = first_split_character(list(cap.tokens[:n]), cap.text, cap.offsets)  # «è» as <C3><A8>
+    if split is not None:
+        st.caption(t("numbers.bytes_caption", char=split[0], bytes=split[1],
+                     lesson=t("lesson.tokenization.title")))
 
 
 if cap is not None:

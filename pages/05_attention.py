@@ -16,7 +16,7 @@ from ui.core import num, t
 text = lesson.sections("attention")
 lm = core.model()
 info = lm.info
-name = core.display_name(info.name)
+name = core.short_name(info.name)  # the full name (with the weights' format) is in lesson 1
 
 st.title(t("lesson.attention.title"))
 lesson.show(text, "intro")

@@ -16,7 +16,7 @@ from ui.core import num, t
 text = lesson.sections("kvcache")
 lm = core.model()
 info = lm.info
-name = core.display_name(info.name)
+name = core.short_name(info.name)  # the full name (with the weights' format) is in lesson 1
 base = REFERENCE_MODELS[view.BASE]
 live_token = A.kv_cache_bytes(lm.config, 1, dtype_bytes=4)  # every layer's K and V for one token
 

@@ -9,24 +9,32 @@ import random
 import streamlit as st
 
 from lib.quiz import draw_final, grade, load_bank, mistakes, question_key
-from ui import core, export, nav, quiz_widget
+from ui import core, export, nav, quiz_widget, share
 from ui.core import num, t
 
 PER_LESSON = 3  # 24 questions over eight lessons: a final quiz, not an exam
 
 
-def new_quiz() -> None:
+def new_quiz(seed: int | None = None) -> None:
     for key in [k for k in st.session_state if str(k).startswith("final.")]:
         del st.session_state[key]
-    st.session_state["final.seed"] = random.randrange(1_000_000)
+    st.session_state["final.seed"] = random.randrange(1_000_000) if seed is None else seed
 
 
 banks = {x.id: load_bank(core.lang(), x.id) for x in nav.LESSONS}
+class_seed = st.session_state.get(share.CLASS_SEED_KEY)  # a teacher's link: one quiz for the whole class
+if class_seed is not None and st.session_state.get("final.seed") != class_seed:
+    new_quiz(class_seed)
 seed = st.session_state.setdefault("final.seed", random.randrange(1_000_000))
 questions = draw_final(banks, PER_LESSON, seed)
 answers: dict = st.session_state.setdefault("final.answers", {})
 
 st.title(t("final.title"))
+bad = st.session_state.pop("app.class_seed_bad", None)
+if bad is not None:
+    st.warning(t("final.bad_seed", value=bad))
+if class_seed is not None:
+    st.info(t("final.class", seed=class_seed, n=num(len(questions))))
 st.markdown(t("final.intro", n=num(len(questions)), lessons=num(len(banks))))
 for q in questions:
     key = f"final.{question_key(q)}"
@@ -40,7 +48,7 @@ for q in questions:
 
 correct = sum(answers.values())
 st.divider()
-st.metric(t("final.score"), f"{num(correct)}/{num(len(questions))}",
+st.metric(t("final.score"), t("quiz.count", answered=num(len(answers)), total=num(len(questions)), correct=num(correct)),
           help=t("quiz.score_help", answered=num(len(answers))))
 if len(answers) == len(questions):
     wrong = mistakes(answers, questions)
@@ -57,4 +65,5 @@ if len(answers) == len(questions):
 else:
     st.info(t("final.remaining", n=num(len(questions) - len(answers))))
 export.final_report(questions, answers)  # a printable report to hand in
-st.button(t("final.new"), key="final_new_quiz", on_click=new_quiz)
+if class_seed is None:  # the class's quiz is not drawn again
+    st.button(t("final.new"), key="final_new_quiz", on_click=new_quiz)

@@ -28,6 +28,7 @@ from lib.attention import (
     scaling_demo,
     softmax,
     strongest_pattern,
+    CONDITIONAL,
     word_ids,
 )
 from lib.arithmetic import kv_cache_bytes
@@ -240,11 +241,32 @@ def test_patterns_on_textbook_heads():
     assert row_entropy(_head(t, lambda i: 0)) == pytest.approx(0.0)
 
 
+def test_a_previous_token_head_is_not_called_a_same_word_head():
+    """A clean one-below-the-diagonal stripe over words of several pieces: on the rows that have an
+    earlier piece of the same word, that piece is the previous token, so "same word" scores as high
+    as "previous" there. Measured on the same rows, it does not beat the previous token: the label
+    is "previous". A head that reads the first piece of its word is a same-word head."""
+    words = np.array([0, 1, 1, 2, 2, 2, 3, 4, 4, 4, 4, 5])
+    ids = np.arange(len(words)) + 10
+    t = len(words)
+    stripe = 0.85 * _head(t, lambda i: max(i - 1, 0)) + 0.15 * _head(t, lambda i: i)
+    stripe[0] = _head(t, lambda i: 0)[0]
+    s = pattern_scores(stripe, ids, words)
+    assert s["previous"] == pytest.approx(0.85) and s["same_word"] == pytest.approx(0.85)
+    assert s["previous@same_word"] == pytest.approx(s["same_word"])
+    assert strongest_pattern(s) == "previous"
+    starts = {w: int(np.argmax(words == w)) for w in set(words.tolist())}
+    reader = _head(t, lambda i: starts[words[i]] if starts[words[i]] < i else i)
+    r = pattern_scores(reader, ids, words)
+    assert r["same_word"] == pytest.approx(1.0) and r["previous@same_word"] < 1 - 0.1
+    assert strongest_pattern(r) == "same_word"
+
+
 def test_patterns_vectorised_equal_per_head_and_short_texts_give_nan(captures):
     lm, cap = captures("real")
     words = word_ids(cap.text, cap.offsets)
     every = pattern_scores(cap.attn, cap.token_ids, words)
-    assert set(every) == set(PATTERNS)
+    assert set(every) == set(PATTERNS) | {f"previous@{name}" for name in CONDITIONAL}
     for layer, head in [(0, 0), (7, 3), (cap.n_layers - 1, cap.n_heads - 1)]:
         one = pattern_scores(cap.attention(layer, head), cap.token_ids, words)
         for name in PATTERNS:

@@ -168,3 +168,12 @@ def test_bad_input_is_refused(shape, tokens, layers):
 def test_bad_heads_are_refused():
     with pytest.raises(ValueError):
         model_view_html(random_attention(1, 2, 2), ["a", "b"], heads=[2])
+
+
+def test_one_layer_hides_bertvizs_layer_menu(fake_vendor):
+    """With one layer the page's own slider chooses it: bertviz's English "Layer:" menu is hidden."""
+    from lib.bertviz_view import HIDE_LAYER_MENU
+
+    attn = random_attention(3, 2, 4)
+    assert head_view_html(attn, list("abcd"), layers=[1]).html.startswith(HIDE_LAYER_MENU)
+    assert HIDE_LAYER_MENU not in head_view_html(attn, list("abcd"), layers=[0, 2]).html

@@ -81,6 +81,41 @@ def test_quiz_report_escapes_and_lists_every_question():
     assert "http" not in page  # self-contained: nothing to fetch when printed offline
 
 
+@pytest.mark.parametrize("tex, plain", [
+    (r"d_{model} = 576", "d_model = 576"), (r"\cos(a, b) = 24 / 25 = 0{,}96", "cos(a, b) = 24 / 25 = 0,96"),
+    (r"1000 \times 400 \cdot 10^{12}", "1000 × 400 · 10¹²"), (r"2\pi \approx 6{,}28", "2π ≈ 6,28"),
+    (r"F = \tfrac{8}{3}d", "F = 8/3d"), (r"\sqrt{d_{head}}", "√(d_head)"), (r"-\infty", "-∞"),
+    (r"(2n)^2 = 4n^2", "(2n)² = 4n²"), (r"L \times H_{kv} \times d_{head}", "L × H_kv × d_head"),
+])
+def test_plain_math_reads_as_the_formula(tex, plain):
+    assert export.plain_math(tex) == plain
+
+
+def test_the_report_prints_every_bank_prompt_with_no_markup_left():
+    """Every prompt, option and answer of every bank, as the report prints it: no $, backslash,
+    brace or backtick left (the only markup the banks use)."""
+    from lib import i18n
+    from lib.quiz import load_bank
+
+    lessons = [p.stem for p in (i18n.ASSETS / "quiz" / "en").glob("*.json")]
+    assert lessons
+    for lang in i18n.LANGS:
+        for lesson in lessons:
+            for q in load_bank(lang, lesson):
+                for text in (q.prompt, *q.options):
+                    plain = export.plain_text(text)
+                    assert not set(plain) & set("$\\{}`"), (lang, lesson, q.id, text, plain)
+
+
+def test_the_report_carries_the_learners_name():
+    rows = [export.ReportRow("Numeri", "Quanto vale il suo `$d_{head}$`?", "64", True, "64")]
+    page = export.quiz_report(LABELS, rows, "1/1", "2026-12-03", "it", name="Giulia <Rossi>")
+    assert "Giulia &lt;Rossi&gt;" in page and "Quanto vale il suo d_head?" in page
+    assert 'class="line"' not in page
+    assert 'class="line"' in export.quiz_report(LABELS, rows, "1/1", "2026-12-03", "it")
+    assert export.file_slug(" Niccolò De Santis ") == "niccolo-de-santis" and export.file_slug("<>") == ""
+
+
 def test_top_k_equals_a_full_stable_sort_ties_included():
     """top_k sorts only the tokens at or above the k-th probability; the answer is the full sort's."""
     rng = np.random.default_rng(0)

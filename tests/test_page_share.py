@@ -173,3 +173,61 @@ def test_the_progress_rerun_never_empties_the_learners_text():
     assert not at.exception, at.exception
     assert "'Il gatto dorme'" in [m.value for m in at.markdown]
     assert at.session_state["app.persist.restored"] is True
+
+
+def test_a_nickname_that_cannot_be_one_is_refused_with_a_message():
+    def script():
+        import streamlit as st
+
+        from ui import persist
+
+        st.session_state["app.learner_input"] = "<b>anna</b>"
+        persist._on_nickname()  # what the form's button calls
+        persist.notices()
+
+    at = AppTest.from_function(script, default_timeout=TIMEOUT)
+    at.query_params["lang"] = "it"
+    at.run()
+    assert not at.exception, at.exception
+    assert label_prefix(i18n.ui("it")["learner.bad_name"]) in " ".join(e.value for e in at.error)
+    assert "app.learner" not in at.session_state  # still the learner with no name
+
+
+def test_a_new_nickname_starts_from_nothing_and_asks_the_browser_again():
+    def script():
+        import streamlit as st
+
+        from ui import persist
+
+        st.session_state["quiz.results"] = {"numbers": {"live_d_head": True}}
+        st.session_state["quiz.numbers.live_d_head.answer"] = "64"
+        st.session_state["app.text"] = "Il mio testo"
+        st.session_state["app.persist.sid"] = "s1"
+        st.session_state["app.persist.restored"] = True
+        st.session_state["app.learner_input"] = "  Anna "
+        persist._on_nickname()
+        st.write(persist.current())
+
+    at = AppTest.from_function(script, default_timeout=TIMEOUT)
+    at.query_params["lang"] = "it"
+    at.run()
+    assert not at.exception, at.exception
+    ss = at.session_state
+    assert ss["app.learner"] == "anna"
+    assert "quiz.results" not in ss and ss["quiz.numbers.live_d_head.answer"] == ""
+    assert ss["app.text"] == i18n.ui("it")["text.example"]
+    assert ss["app.persist.sid"] != "s1" and ss["app.persist.restored"] is False
+
+
+def test_a_link_sets_the_first_lessons_slider_without_streamlits_duplicate_default_warning(monkeypatch):
+    """A widget whose value a link puts in session state takes its default from session state too:
+    Streamlit warns in the server log when a widget gets both."""
+    from streamlit.elements.lib import policies
+
+    logged: list[str] = []
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
+    monkeypatch.setattr(policies._LOGGER, "warning", lambda msg, *a, **k: logged.append(str(msg) % a if a else str(msg)))
+    at = open_link("numbers", {"lang": "en", "layer": "3"})
+    assert not at.exception, at.exception
+    assert at.session_state["numbers.layer"] == 3
+    assert not [m for m in logged if "default value" in m], logged

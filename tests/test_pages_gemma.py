@@ -8,7 +8,7 @@ import pytest
 
 from lib import i18n
 from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS, GEMMA_MODEL
-from tests.apptest import page_text, start, chart_keys
+from tests.apptest import chart_keys, find_chart, page_text, start
 
 LESSON_PAGES = ["pages/01_numbers.py", "pages/02_tokenization.py", "pages/03_embeddings.py",
                 "pages/04_position.py", "pages/05_attention.py", "pages/06_block.py", "pages/07_sampling.py",
@@ -99,3 +99,17 @@ def test_kvcache_hybrid_measured_equals_formula():
     at.run()
     assert not at.exception, at.exception
     assert any(s.value.startswith("Uguali byte per byte") for s in at.success), [s.value for s in at.success]
+
+
+def test_compare_writes_tokens_as_the_lessons_do():
+    """The tokenizations and the next-token bars use the lessons' labels: an accented letter split in
+    two bytes shows as <C3><A8>, a newline as ↵, and never the replacement character."""
+    at = start("it", page="pages/10_compare.py", text="Il gatto si è seduto.\nPoi")
+    codes = [c.value for c in at.code]
+    assert codes and not any("\ufffd" in c for c in codes)
+    assert any("<C3>" in c and "<A8>" in c for c in codes)  # SmolLM2's byte-level pieces of «è»
+    for j in range(len(codes)):
+        fig = find_chart(at, f"compare.next_{j}")
+        assert fig is not None
+        labels = fig["data"][0]["y"]
+        assert all(label and "\ufffd" not in label and "\n" not in label for label in labels), labels

@@ -135,3 +135,42 @@ def test_merge_with_empty_is_identity():
     assert pc.merge(p, pc.empty()) == p
     assert pc.merge(pc.empty(), p) == p
     assert pc.is_empty(pc.empty()) and not pc.is_empty(p)
+
+
+# --------------------------------------------------------------------------- learners and text
+
+@pytest.mark.parametrize("raw, expected", [
+    ("  Anna  Rossi ", "anna rossi"), ("MARCO", "marco"), ("Niccolò", "niccolò"), ("s.3b-02_x", "s.3b-02_x"),
+    ("", ""), ("   ", ""), ("a/b", None), ("<script>", None), ("x" * 25, None), (None, None), (7, None),
+])
+def test_nickname(raw, expected):
+    assert pc.nickname(raw) == expected
+
+
+def test_each_learner_has_entries_of_their_own():
+    nobody, anna, marco = pc.entries(""), pc.entries("anna"), pc.entries("marco")
+    assert nobody == {"progress": pc.PROGRESS_ENTRY, "text": pc.TEXT_ENTRY}
+    assert nobody["progress"] == "inside-transformer.progress"  # the entry kept before nicknames existed
+    names = [*nobody.values(), *anna.values(), *marco.values(), pc.LEARNER_ENTRY]
+    assert len(set(names)) == len(names)
+    assert anna["progress"].endswith(".anna") and anna["text"].endswith(".anna")
+
+
+def test_the_text_kept_is_the_text_typed_within_the_limit():
+    examples = ("Il gatto si è seduto.", "The cat sat.")
+    for text in ("La professoressa di Bologna ha spiegato…", "🙂 emoji e accenti: è à ù", "x" * pc.MAX_KEPT_TEXT):
+        assert pc.text_to_keep(text, examples) == text
+    for text in ("", "   \n", *examples, "x" * (pc.MAX_KEPT_TEXT + 1), None):
+        assert pc.text_to_keep(text, examples) == ""
+
+
+def test_a_kept_text_comes_back_only_over_an_example_or_an_empty_box():
+    examples = ("Il gatto si è seduto.", "The cat sat.")
+    mine = "La professoressa di Bologna ha spiegato…"
+    assert pc.text_to_restore(mine, examples[0], examples) == mine
+    assert pc.text_to_restore(mine, examples[1], examples) == mine  # the other language's example
+    assert pc.text_to_restore(mine, "", examples) == mine
+    assert pc.text_to_restore(mine, "A text from a shared link", examples) is None
+    assert pc.text_to_restore(mine, mine, examples) is None
+    for stored in (None, "", 42, "x" * (pc.MAX_KEPT_TEXT + 1)):
+        assert pc.text_to_restore(stored, examples[0], examples) is None

@@ -41,3 +41,15 @@ def test_readable_tokens_on_real_tokenizer(real, text):
     assert b"".join(token_bytes(p, True) for p in pieces).decode("utf-8") == text
     if text.isascii():
         assert "".join(shown).replace("␣", " ").replace("↵", "\n").replace("⇥", "\t") == text
+
+
+def test_the_first_split_character_is_found_with_its_bytes(real):
+    from lib.capture import run_capture
+    from lib.tokens import first_split_character
+
+    cap = run_capture(real, "Il gatto si è seduto sul tappeto.")
+    found = first_split_character(list(cap.tokens), cap.text, cap.offsets)
+    assert found == ("è", "<C3><A8>")
+    assert any("<C3>" in tok for tok in cap.tokens)  # SmolLM2 does cut «è» in two
+    plain = run_capture(real, "The cat sat on the mat.")
+    assert first_split_character(list(plain.tokens), plain.text, plain.offsets) is None

@@ -15,8 +15,9 @@ import streamlit as st
 from lib.compare import Architecture, architecture
 from lib.models import EMBEDDED_MODELS, LoadedModel
 from lib.sampling import softmax
+from lib.tokens import readable_tokens
 from ui.cache import get_capture
-from ui.core import _load_with_progress, big, display_name, num, t
+from ui.core import _load_with_progress, big, num, short_name, t
 from ui.figures import PALETTE
 
 TOP_K = 10
@@ -77,13 +78,13 @@ def table(archs: list[Architecture]) -> pd.DataFrame:
                       else t("compare.beyond_context") for a in archs]))
     cols = {t("compare.col.quantity"): [t(k) if k.startswith("compare.") else k for k, _ in rows]}
     for j, a in enumerate(archs):
-        cols[display_name(a.name).split(" (")[0]] = [v[j] for _, v in rows]
+        cols[short_name(a.name)] = [v[j] for _, v in rows]
     return pd.DataFrame(cols)
 
 
 def params_figure(archs: list[Architecture]) -> go.Figure:
     """Stacked bars: the embedding table against everything else, per model."""
-    names = [display_name(a.name).split(" (")[0] for a in archs]
+    names = [short_name(a.name) for a in archs]
     fig = go.Figure([
         go.Bar(name=t("compare.fig.embedding"), x=names, y=[a.embedding_params for a in archs], marker_color=PALETTE[1]),
         go.Bar(name=t("compare.fig.rest"), x=names, y=[a.n_params - a.embedding_params for a in archs],
@@ -100,13 +101,13 @@ def tokenization_side_by_side(models: dict[str, LoadedModel], text: str) -> None
     cols = st.columns(len(models))
     for col, (name, lm) in zip(cols, models.items()):
         ids = lm.tokenizer(text[:4000], add_special_tokens=False)["input_ids"]
-        pieces = [lm.tokenizer.decode([i]) for i in ids[:200]]
+        pieces = readable_tokens(lm.tokenizer, ids[:200])  # the lessons' labels: ␣, ↵, <C3><A8>
         with col:
-            st.markdown(f"**{display_name(name).split(' (')[0]}**")
+            st.markdown(f"**{short_name(name)}**")
             st.metric(t("compare.tok.count"), num(len(ids)),
                       help=t("compare.tok.per_word", n=num(len(ids) / words, 2), words=num(words)))
             st.caption(t("compare.tok.per_word", n=num(len(ids) / words, 2), words=num(words)))
-            st.code(" | ".join(p.replace("\n", "⏎") for p in pieces), language=None, wrap_lines=True)
+            st.code(" | ".join(pieces), language=None, wrap_lines=True)
 
 
 def next_token_side_by_side(models: dict[str, LoadedModel], text: str) -> None:
@@ -117,10 +118,10 @@ def next_token_side_by_side(models: dict[str, LoadedModel], text: str) -> None:
         logits = cap.logits_at(cap.n_tokens - 1)  # [V]: one position only, never the [T, V] table
         p = softmax(np.asarray(logits, dtype=np.float64))
         top = np.argsort(-p)[:TOP_K]
-        labels = [repr(lm.tokenizer.decode([int(i)]))[1:-1] or "∅" for i in top]
+        labels = readable_tokens(lm.tokenizer, [int(i) for i in top])
         fig = go.Figure(go.Bar(x=p[top][::-1], y=labels[::-1], orientation="h", marker_color=PALETTE[j % len(PALETTE)]))
         fig.update_layout(height=320, margin=dict(l=10, r=10, t=30, b=10), xaxis_title=t("compare.next.p"),
-                          title=display_name(name).split(" (")[0])
+                          title=short_name(name))
         with col:
             st.plotly_chart(fig, key=f"compare.next_{j}")
             st.caption(t("compare.next.caption", vocab=num(lm.info.vocab_size), top=labels[0],

@@ -100,6 +100,15 @@ def download_text(status: DownloadStatus) -> str:
     return t("load.download", total=size_text(status.total), eta=duration_text(status.eta), **values)
 
 
+def short_name(name: str) -> str:
+    """The model's name for tables, legends and chart titles: the display name without the
+    parenthetical detail (how the built-in weights are stored), which lesson 1 and the help give.
+
+    Example: short_name(DEFAULT_MODEL) -> "SmolLM2-135M-Instruct"
+    """
+    return display_name(name).split(" (")[0]
+
+
 def _load_with_progress(name: str) -> LoadedModel:
     """get_model, after converting the embedded GGUF with a progress bar the first time; a hub
     model draws its stages and its download (file, bytes, speed, time left) in the same bar."""

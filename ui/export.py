@@ -3,8 +3,9 @@ as bundled by Streamlit draws both in the browser, offline), the capture of the 
 downloads as CSV or NPZ, and the final quiz as a printable report.
 
 `install_modebar()` gives every `plotly_chart` call, present and future, the same mode bar
-config (image format chosen in the sidebar, a file name from the chart's key) without touching
-the call sites: a call's own `config` still wins key by key.
+config (image format chosen in the sidebar, a file name from the chart's key) and the language's
+number format (ui.figures.localized) without touching the call sites: a call's own `config`
+still wins key by key.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import datetime as dt
 import functools
 
 import streamlit as st
+from plotly.basedatatypes import BaseFigure
 from streamlit.delta_generator import DeltaGenerator
 
 from lib import export as ex
@@ -20,6 +22,7 @@ from lib.capture import DEFAULT_MAX_TOKENS
 from lib.quiz import Question, grade
 from ui.core import lang, model, model_name, num, t, text
 from ui.cache import get_capture
+from ui.figures import Spec, localized
 
 FORMATS = ("png", "svg")
 FORMAT_KEY = "app.image_format"
@@ -41,6 +44,8 @@ def install_modebar() -> None:
 
     @functools.wraps(original)
     def plotly_chart(self, figure_or_data, *args, config=None, **kwargs):
+        if isinstance(figure_or_data, BaseFigure):  # the language's number format (Streamlit reads to_dict once anyway)
+            figure_or_data = Spec(localized(figure_or_data.to_dict(), t("plot.separators")))
         return original(self, figure_or_data, *args, config=modebar_config(kwargs.get("key")) | (config or {}),
                         **kwargs)
 
@@ -117,7 +122,12 @@ def final_report(questions: list[Question], answers: dict) -> None:
     labels = {k: t(f"report.{k}") for k in ("title", "name", "date", "score", "lesson", "question", "answer",
                                              "result", "expected", "right", "wrong", "unanswered")}
     correct = sum(bool(v) for v in answers.values())
+    st.session_state.setdefault("app.report_name", st.session_state.get("app.learner", ""))
+    name = st.text_input(t("report.name_input"), key="app.report_name", max_chars=80,
+                         placeholder=t("report.name_placeholder"))
     page = ex.quiz_report(labels, rows, f"{num(correct)}/{num(len(questions))}",
-                          dt.datetime.now().strftime("%Y-%m-%d %H:%M"), lang())
-    st.download_button(t("report.download"), data=page.encode("utf-8"), file_name="final-quiz-report.html",
+                          dt.datetime.now().strftime("%Y-%m-%d %H:%M"), lang(), name=name)
+    slug = ex.file_slug(name)
+    st.download_button(t("report.download"), data=page.encode("utf-8"),
+                       file_name=f"final-quiz-report-{slug}.html" if slug else "final-quiz-report.html",
                        mime="text/html", key="app.final_report", on_click="ignore", help=t("report.help"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 
 import numpy as np
 import plotly.graph_objects as go
@@ -26,6 +27,28 @@ class Spec(go.Figure):
 
     def to_dict(self) -> dict:
         return self._itt_spec
+
+
+_AXIS = re.compile(r"^[xy]axis\d*$")
+
+
+def localized(spec: dict, separators: str) -> dict:
+    """A figure's plotly JSON written the language's way: `separators` (decimal then thousands:
+    ",." in Italian) and exponents as powers of ten on every axis, never plotly's SI letters
+    ("10B" reads as ten bytes on a byte axis). Shallow copies: `spec` itself is never changed
+    (cached figures are shared by every session). A figure's own choices win.
+
+    Example: localized({"layout": {"xaxis": {}}}, ",.")["layout"] -> {"xaxis": {"exponentformat":
+             "power"}, "separators": ",."}
+    """
+    layout = dict(spec.get("layout") or {})
+    for name, axis in list(layout.items()):
+        if _AXIS.match(name) and isinstance(axis, dict) and "exponentformat" not in axis:
+            layout[name] = {**axis, "exponentformat": "power"}
+    for name in ("xaxis", "yaxis"):  # the axes a figure leaves to plotly's defaults
+        layout.setdefault(name, {"exponentformat": "power"})
+    layout.setdefault("separators", separators)
+    return {**spec, "layout": layout}
 
 
 def quick(data: list[dict], layout: dict) -> go.Figure:
@@ -110,7 +133,8 @@ def params_figure(parts: dict[str, int], names: dict[str, str], title: str) -> g
     items = [(names[k], v) for k, v in parts.items() if v > 0]
     total = sum(v for _, v in items)
     fig = go.Figure(go.Bar(x=[v for _, v in items], y=[k for k, _ in items], orientation="h",
-                           text=[f"{100 * v / total:.1f}%" for _, v in items], textposition="auto",
+                           # plotly writes the share, with the figure's decimal separator (21,0% in Italian)
+                           text=[v / total for _, v in items], texttemplate="%{text:.1%}", textposition="auto",
                            marker_color=PALETTE[: len(items)]))
     fig.update_layout(title=title, height=300, margin=dict(l=10, r=10, t=40, b=10), yaxis=dict(autorange="reversed"))
     return fig

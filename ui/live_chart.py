@@ -37,7 +37,9 @@ from pathlib import Path
 import plotly.io
 import streamlit as st
 
+from ui.core import t
 from ui.export import modebar_config
+from ui.figures import localized
 
 PLOTLY_FILE = Path(__file__).resolve().parent.parent / "static" / "vendor" / "plotly.min.js"
 PLOTLY_URL = "/app/static/vendor/plotly.min.js"  # where Streamlit serves static/ (as bertviz's scripts)
@@ -121,7 +123,7 @@ def available() -> bool:
 
 def spec_json(figure) -> str:
     """The figure's plotly JSON with the course's template (numpy arrays as typed arrays)."""
-    spec = figure.to_dict() if hasattr(figure, "to_dict") else dict(figure)
+    spec = localized(figure.to_dict() if hasattr(figure, "to_dict") else dict(figure), t("plot.separators"))
     layout = dict(spec.get("layout", {}), template=TEMPLATE)
     layout.setdefault("autosize", True)
     return plotly.io.to_json(dict(spec, layout=layout), validate=False)

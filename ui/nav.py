@@ -1,6 +1,9 @@
 """The guided path: the lessons in the order a learner meets them, then the final quiz.
 
-Only lessons that exist are listed (no placeholder pages).
+Only lessons that exist are listed (no placeholder pages). Other addresses a teacher may write
+on the board lead to the same pages: lesson 1 by its name (`/numbers`, as the default page it lives
+at `/`), and every page by its Italian name (`/attenzione`, `/blocco`...). They are hidden pages of
+the navigation that app.py turns into the real one at once (`follow_alias`), query kept.
 """
 
 from __future__ import annotations
@@ -32,20 +35,54 @@ LESSONS: tuple[Lesson, ...] = (
 FINAL = Lesson("final", "pages/99_final_quiz.py", "🎓")
 # Not a lesson (no quiz): the built-in models side by side, listed after the lessons.
 COMPARE = Lesson("compare", "pages/10_compare.py", "⚖️")
+# For whoever brings the course to a class: links, times, machines, a quiz fixed for the class.
+TEACHERS = Lesson("teachers", "pages/98_teachers.py", "🧑‍🏫")
+
+
+# Address -> page id. Lesson 1's own id is here because the default page answers only at `/`.
+ALIASES: dict[str, str] = {
+    "numbers": "numbers", "numeri": "numbers", "tokenizzazione": "tokenization", "embedding": "embeddings",
+    "posizione": "position", "posizioni": "position", "attenzione": "attention", "blocco": "block",
+    "campionamento": "sampling", "cache": "kvcache", "cachekv": "kvcache", "cache-kv": "kvcache",
+    "confronto": "compare", "finale": "final", "quiz": "final", "quiz-finale": "final",
+    "docenti": "teachers", "insegnanti": "teachers", "per-chi-insegna": "teachers",
+}
+_HOME = "home"  # the default page's own path: never in an address (it answers at `/`), so `/numbers` is free
 
 
 def navigation():
-    """st.navigation over the lessons, the models side by side and the final quiz, titles in the current
-    language.
+    """st.navigation over the lessons, the models side by side, the final quiz and the teachers' page,
+    titles in the current language.
 
     One flat list, no sections: Streamlit 1.67 draws sections as `div`s inside the navigation's `ul`,
     which screen readers cannot read as a list (axe's `list` and `listitem` rules); flat, every page
-    is an `li`. The order says the path: the lessons, then the comparison, then the final quiz."""
-    lessons = [st.Page(x.path, title=t(f"lesson.{x.id}.title"), icon=x.icon, url_path=x.id, default=i == 0)
+    is an `li`. The order says the path: the lessons, then the comparison, the final quiz, and the
+    teachers' page. Other addresses of a page (ALIASES) are hidden pages that app.py follows."""
+    lessons = [st.Page(x.path, title=t(f"lesson.{x.id}.title"), icon=x.icon, url_path=_HOME if i == 0 else x.id,
+                       default=i == 0)
                for i, x in enumerate(LESSONS)]
     final = st.Page(FINAL.path, title=t("final.title"), icon=FINAL.icon, url_path=FINAL.id)
     compare = st.Page(COMPARE.path, title=t("compare.title"), icon=COMPARE.icon, url_path=COMPARE.id)
-    return st.navigation([*lessons, compare, final], expanded=True)
+    teachers = st.Page(TEACHERS.path, title=t("teachers.title"), icon=TEACHERS.icon, url_path=TEACHERS.id)
+    by_id = {x.id: p for x, p in zip(LESSONS, lessons)} | {FINAL.id: final, COMPARE.id: compare,
+                                                            TEACHERS.id: teachers}
+    aliases = []
+    for path, target in ALIASES.items():
+        alias = st.Page(_follow, title=by_id[target].title, url_path=path, visibility="hidden")
+        alias.itt_target = by_id[target]
+        aliases.append(alias)
+    return st.navigation([*lessons, compare, final, teachers, *aliases], expanded=True)
+
+
+def _follow() -> None:
+    """The body of an alias page, never run: app.py follows the alias first (follow_alias)."""
+
+
+def follow_alias(page) -> None:
+    """If `page` is another address of a page, switch to that page now, with the same query."""
+    target = getattr(page, "itt_target", None)
+    if target is not None:
+        st.switch_page(target, query_params=st.query_params.to_dict())
 
 
 def next_step(lesson_id: str) -> Lesson:

@@ -1,15 +1,16 @@
 """Progress that survives a reload, a new tab, a server restart and a switch of replica.
 
-The learner's quiz answers are kept in their own browser (local storage of the app's origin),
+The learner's quiz answers, and the text they typed, are kept in their own browser (local storage of the app's origin),
 through a small inline component (Streamlit components v2, no iframe, nothing fetched):
 
 1. A new session mounts the component with a fresh session id and nothing to save. The
    component reads local storage and sends what it holds back once, as a trigger value.
 2. The trigger's callback (before the script runs) merges that progress with the session's own
    (lib.progress_code.merge: first answers count) and puts it into session state: scores,
-   verdicts, the answers in their boxes, the final quiz's draw.
-3. From then on every run hands the component the session's progress as a code; the component
-   writes it to local storage when it changed.
+   verdicts, the answers in their boxes, the final quiz's draw; and the learner's own text, over
+   the example sentence (never over a text from a shared link).
+3. From then on every run hands the component the session's progress as a code, and the text;
+   the component writes them to local storage when they changed.
 
 Nothing is written before step 2 has happened, so a session that has not heard from the browser
 yet can never overwrite stored progress with an empty one. The same progress can be downloaded
@@ -25,6 +26,7 @@ from collections.abc import Mapping
 
 import streamlit as st
 
+from lib import i18n
 from lib import progress_code as pc
 from lib.quiz import grade, load_bank
 from ui import nav, sidebar
@@ -34,26 +36,34 @@ from ui.sidebar import TEXT_KEPT
 STORE_KEY = "app.store"
 PROGRESS_SECTION = "section:app.progress"  # the sidebar's progress and this store: a quiz answer reruns it
 _LATEST = "app.persist.latest"  # {"progress": ...}: what the last run handed the browser (the download reads it)
-STORAGE_NAME = "inside-transformer.progress"  # the local-storage entry (one per origin)
+LEARNER_KEY = "app.learner"  # the nickname whose progress this session keeps ("" for none)
+_QUIZ_STATE = re.compile(r"^(quiz|final)\.")  # every quiz's and the final quiz's session keys
 _FINAL_GRADE = re.compile(r"^final\.([a-z0-9_]+:[a-z0-9_]+)\.grade$")
 
-# Runs in the app's page (no iframe). Called again whenever `data` changes; asks the browser
-# once per server session, then writes what Python hands it.
+# Runs in the app's page (no iframe). Called again whenever `data` changes. When Python has not
+# heard the browser for its current ask id, it reads the learner's entries (the nickname in use
+# when Python names none) and sends them once; otherwise it writes the entries Python hands it
+# ("" removes one). Entry names: lib.progress_code.entries, built the same way here.
 _JS = """
 export default function ({ data, setTriggerValue }) {
-  const name = data.name;
-  let kept = null;
-  try { kept = window.localStorage.getItem(name); } catch (e) { kept = null; }
-  if (typeof data.save === "string") {
+  const get = (k) => { try { return window.localStorage.getItem(k); } catch (e) { return null; } };
+  const put = (k, v) => {
+    try {
+      if (!v) window.localStorage.removeItem(k);
+      else if (window.localStorage.getItem(k) !== v) window.localStorage.setItem(k, v);
+    } catch (e) { /* full or forbidden */ }
+  };
+  if (data.save) {
     // The browser has been heard: a mark the browser tests wait for before their first input,
     // so that input does not race the session's one progress rerun.
     document.documentElement.dataset.ittProgress = "ready";
-    if (data.save !== kept) {
-      try { window.localStorage.setItem(name, data.save); } catch (e) { /* full or forbidden */ }
-    }
+    for (const [name, value] of Object.entries(data.save)) put(name, value);
   } else if (window.__ittProgressAsked !== data.sid) {
     window.__ittProgressAsked = data.sid;
-    setTriggerValue("stored", { sid: data.sid, code: kept });
+    const learner = typeof data.learner === "string" ? data.learner : (get(data.learnerEntry) || "");
+    const at = (prefix) => (learner ? prefix + "." + learner : prefix);
+    setTriggerValue("stored", { sid: data.sid, learner: learner,
+                                code: get(at(data.progressEntry)), text: get(at(data.textEntry)) });
   }
 }
 """
@@ -124,8 +134,13 @@ def apply(stored: Mapping) -> None:
 
 # ------------------------------------------------------------------------- the browser's copy
 
+def _examples() -> tuple[str, ...]:
+    return tuple(i18n.label(x, "text.example") for x in i18n.LANGS)
+
+
 def _on_stored() -> None:
-    """Callback: the browser sent what its local storage keeps (once per session)."""
+    """Callback: the browser sent what its local storage keeps (once per session, and once after
+    each change of learner)."""
     ss = st.session_state
     # That message is not the learner typing: when it follows a lesson switch at once, the browser
     # sends it with the text box empty (measured: the text went from 44 characters to none, and
@@ -138,6 +153,12 @@ def _on_stored() -> None:
     message = value.get("stored") if isinstance(value, Mapping) else None
     if not isinstance(message, Mapping) or message.get("sid") != ss.get("app.persist.sid"):
         return
+    learner = pc.nickname(message.get("learner", ""))
+    if learner is None:  # a nickname this code would not have written: ask again for no name
+        ss[LEARNER_KEY] = ""
+        ss["app.persist.sid"] = secrets.token_hex(8)
+        return
+    ss[LEARNER_KEY] = learner
     code = message.get("code")
     if isinstance(code, str) and code:
         try:
@@ -147,7 +168,11 @@ def _on_stored() -> None:
                 ss["app.persist.notice"] = ("warning", "progress.partial", {"n": dropped})
         except pc.ProgressError:
             ss["app.persist.notice"] = ("warning", "progress.unreadable", {})
-    if (isinstance(code, str) and code) or text_back:
+    restored = pc.text_to_restore(message.get("text"), ss.get("app.text", ""), _examples())
+    if restored is not None:
+        ss["app.text"] = restored
+        ss[TEXT_KEPT] = restored
+    if (isinstance(code, str) and code) or text_back or restored is not None:
         # What came back shows on the lesson page too (verdicts, the text): the section this
         # store sits in asks for a full run (see progress_section).
         ss["app.persist.rerun_page"] = True
@@ -155,13 +180,20 @@ def _on_stored() -> None:
 
 
 def sync() -> None:
-    """After the page: hand the session's progress to the browser (once it has been heard)."""
+    """After the page: hand the session's progress and text to the browser (once it has been heard)."""
     ss = st.session_state
     sid = ss.setdefault("app.persist.sid", secrets.token_hex(8))
     progress = current()
     ss.setdefault(_LATEST, {})["progress"] = progress
-    save = pc.encode(progress) if ss.get("app.persist.restored") else None
-    _store(key=STORE_KEY, data={"sid": sid, "save": save, "name": STORAGE_NAME},
+    save = None
+    if ss.get("app.persist.restored"):
+        learner = ss.get(LEARNER_KEY, "")
+        names = pc.entries(learner)
+        save = {pc.LEARNER_ENTRY: learner, names["progress"]: pc.encode(progress),
+                names["text"]: pc.text_to_keep(ss.get("app.text", ""), _examples())}
+    _store(key=STORE_KEY, data={"sid": sid, "save": save, "learner": ss.get(LEARNER_KEY),
+                                "learnerEntry": pc.LEARNER_ENTRY, "progressEntry": pc.PROGRESS_ENTRY,
+                                "textEntry": pc.TEXT_ENTRY},
            on_stored_change=_on_stored, height=0)
 
 
@@ -212,6 +244,74 @@ def file_controls() -> None:
                          on_change=_on_upload, help=t("progress.load_help"))
 
 
+# ------------------------------------------------------------------------- a computer shared by a class
+
+def _clear_session_progress() -> None:
+    """Forget this session's answers and text (what a new learner at the same browser starts from)."""
+    ss = st.session_state
+    for key in [k for k in ss if _QUIZ_STATE.match(str(k))]:
+        if str(key).endswith(".answer"):  # a widget: emptied, so the box in the browser empties too
+            ss[key] = "" if isinstance(ss[key], str) else None
+        else:
+            del ss[key]
+    ss["app.text"] = t("text.example")
+    ss[TEXT_KEPT] = ss["app.text"]
+    ss.pop("app.learner.confirm", None)
+
+
+def _on_nickname() -> None:
+    """Callback: the learner gave a nickname; their own progress and text come from the browser."""
+    ss = st.session_state
+    name = pc.nickname(ss.get("app.learner_input", ""))
+    if not name:
+        ss["app.persist.notice"] = ("error", "learner.bad_name", {"n": pc.MAX_NICKNAME})
+        return
+    if name == ss.get(LEARNER_KEY, ""):
+        return
+    _clear_session_progress()
+    ss[LEARNER_KEY] = name
+    # A new ask: the browser reads this learner's entries and sends them; nothing is written until then.
+    ss["app.persist.sid"] = secrets.token_hex(8)
+    ss["app.persist.restored"] = False
+    ss["app.persist.notice"] = ("success", "learner.switched", {"name": name})
+
+
+def _on_afresh() -> None:
+    """Callback: "start afresh, not me": no nickname, and the browser's unnamed progress and text
+    emptied (a nickname's progress stays kept under it)."""
+    ss = st.session_state
+    _clear_session_progress()
+    ss[LEARNER_KEY] = ""
+    # Written over at the end of this run; a browser message still on its way for the old ask is ignored.
+    ss["app.persist.sid"] = secrets.token_hex(8)
+    ss["app.persist.restored"] = True
+    ss["app.persist.notice"] = ("success", "learner.fresh", {})
+
+
+def _on_confirm(value: bool) -> None:
+    st.session_state["app.learner.confirm"] = value
+
+
+def learner_controls() -> None:
+    """Sidebar: who is learning on this browser (a nickname), and "start afresh, not me"."""
+    ss = st.session_state
+    name = ss.get(LEARNER_KEY, "")
+    with st.sidebar.expander(t("learner.title"), expanded=False):
+        st.markdown(t("learner.named", name=name) if name else t("learner.anonymous"))
+        st.caption(t("learner.explain"))
+        with st.form("app.learner_form", clear_on_submit=True, border=False):
+            st.text_input(t("learner.input"), key="app.learner_input", max_chars=pc.MAX_NICKNAME,
+                          placeholder=t("learner.placeholder"))
+            st.form_submit_button(t("learner.use"), on_click=_on_nickname)
+        if not ss.get("app.learner.confirm"):
+            st.button(t("learner.afresh"), key="app.learner.afresh", on_click=_on_confirm, args=(True,))
+        else:
+            st.warning(t("learner.afresh_explain"))
+            c1, c2 = st.columns(2)
+            c1.button(t("learner.afresh_confirm"), key="app.learner.afresh_yes", on_click=_on_afresh, type="primary")
+            c2.button(t("learner.cancel"), key="app.learner.afresh_no", on_click=_on_confirm, args=(False,))
+
+
 def progress_section() -> None:
     """The sidebar's progress, the notices, and the browser's copy: one section (a keyed fragment)
     that a quiz answer reruns alone, with the question's own section."""
@@ -227,4 +327,5 @@ def render() -> None:
     """Everything of this module, after the page has run (one call from app.py)."""
     with st.sidebar:
         st.fragment(key=PROGRESS_SECTION)(progress_section)()
+    learner_controls()
     file_controls()

@@ -95,7 +95,7 @@ def _question(q: Question, key: str, lesson_id: str) -> None:
 def _score(lesson_id: str) -> None:
     bank = load_bank(lang(), lesson_id)
     s = lesson_score(st.session_state.get("quiz.results", {}), lesson_id, bank)
-    st.metric(t("quiz.score"), f"{num(s.correct)}/{num(s.total)}",
+    st.metric(t("quiz.score"), t("quiz.count", answered=num(s.answered), total=num(s.total), correct=num(s.correct)),
               help=t("quiz.score_help", answered=num(s.answered)))
 
 
@@ -103,6 +103,7 @@ def render_quiz(lesson_id: str) -> None:
     """The lesson's check-yourself section, with its score."""
     bank = load_bank(lang(), lesson_id)
     st.header(t("quiz.title"))
+    st.caption(t("quiz.first_counts"))
     for q in bank:
         key = f"quiz.{lesson_id}.{q.id}"
         st.fragment(key=_section(key))(_question)(q, key, lesson_id)

@@ -109,6 +109,8 @@ def apply(page) -> None:
     """Before the model loads: a link's text and model into session state, its widget values kept
     for `render` (their bounds depend on the model); then the parameters leave the address bar."""
     params = {k: st.query_params.get(k) for k in st.query_params.keys()}
+    if getattr(page, "url_path", "") == nav.FINAL.id and "seed" in params:
+        class_seed(params.pop("seed"))  # stays in the address: a reload is still the class's quiz
     if set(params) <= {"lang"}:
         return
     shell = {k: v for k, v in params.items() if k in sl.RESERVED}
@@ -121,6 +123,20 @@ def apply(page) -> None:
     for name in params:
         if name != "lang":
             del st.query_params[name]
+
+
+CLASS_SEED_KEY = "app.class_seed"
+CLASS_SEED_MAX = 10**6
+
+
+def class_seed(raw: str | None) -> None:
+    """A final-quiz link's `seed=`: the class's quiz (the same questions, in the same order, for
+    everyone who opens it), kept for the session; a malformed one is said on the quiz page."""
+    value = (raw or "").strip()
+    if value.isdigit() and 0 < int(value) < CLASS_SEED_MAX:
+        st.session_state[CLASS_SEED_KEY] = int(value)
+    else:
+        st.session_state["app.class_seed_bad"] = "".join(c for c in value[:20] if c.isalnum())
 
 
 def _take_values(page) -> None:

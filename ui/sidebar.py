@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import streamlit as st
 
 from lib import i18n
 from lib.capture import DEFAULT_MAX_TOKENS
 from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS, is_embedded, terms_path
+from lib.progress_code import MAX_KEPT_TEXT
 from lib.quiz import course_progress, load_bank
 from ui import nav, page_lang
 from ui.core import MAX_CHARS, display_name, lang, model_name, num, t
@@ -27,10 +30,22 @@ def _request_builtin() -> None:
 TEXT_KEPT = "app.text_kept"
 
 
+def chrome_css() -> str:
+    """Streamlit's own English hints, hidden or said in the course's language: "Press Ctrl+Enter to
+    apply" under text boxes (a caption says it instead, and a phone has no Ctrl), the uploader's
+    "200MB per file • JSON, TXT" and its button's word."""
+    choose = json.dumps(t("progress.choose_file"), ensure_ascii=False)
+    return ("<style>[data-testid='InputInstructions'],[data-testid='stFileUploaderDropzoneInstructions']"
+            "{display:none}[data-testid='stFileUploaderDropzone'] button{font-size:0;visibility:hidden}"
+            f"[data-testid='stFileUploaderDropzone'] button::after{{content:{choose};font-size:0.875rem;"
+            "visibility:visible}</style>")
+
+
 def render() -> None:
     """Language switch, the learner's text and the model picker (before the page runs)."""
     current = lang()
     with st.sidebar:
+        st.html(chrome_css())
         choice = st.segmented_control(t("sidebar.language"), options=list(i18n.LANGS),
                                       format_func=lambda x: {"it": "🇮🇹 Italiano", "en": "🇬🇧 English"}[x],
                                       default=current, key="app.lang_switch")
@@ -45,6 +60,9 @@ def render() -> None:
         st.session_state.setdefault("app.text", t("text.example"))
         st.text_area(t("sidebar.text"), key="app.text", max_chars=MAX_CHARS, height=110,
                      help=t("sidebar.text_help", n=num(DEFAULT_MAX_TOKENS)))
+        st.caption(t("sidebar.text_apply"))
+        if len(st.session_state.get("app.text", "")) > MAX_KEPT_TEXT:
+            st.caption(t("sidebar.text_not_kept", n=num(MAX_KEPT_TEXT)))
         # The text as this run left it: the session's one progress rerun (ui/persist.py) can arrive
         # with the box empty when it follows a lesson switch at once, and gives it back from here.
         st.session_state[TEXT_KEPT] = st.session_state.get("app.text", "")
@@ -52,15 +70,17 @@ def render() -> None:
         # The built-in models by name; the choice follows the model in use when that is built in.
         if is_embedded(model_name()):
             st.session_state["app.builtin"] = model_name()
-        st.radio(t("sidebar.builtin"), options=list(EMBEDDED_MODELS), key="app.builtin",
-                 format_func=lambda n: EMBEDDED_MODELS[n].label, on_change=_request_builtin,
-                 help=t("sidebar.builtin_help"))
-        terms = terms_path(model_name()) if is_embedded(model_name()) else None
-        if terms is not None:  # the model's terms of use, as shipped in its package: no network needed
-            st.download_button(t("sidebar.terms", name=EMBEDDED_MODELS[model_name()].label), data=_read(str(terms)),
-                               file_name=terms.name, mime="text/html", key="app.terms", width="stretch",
-                               on_click="ignore", help=t("sidebar.terms_help"))
-        with st.expander(t("sidebar.model", name=display_name(model_name())), expanded=False):
+        # The model picker and the hub box: useful later, not on a first visit.
+        with st.expander(t("sidebar.advanced"), expanded=False):
+            st.radio(t("sidebar.builtin"), options=list(EMBEDDED_MODELS), key="app.builtin",
+                     format_func=lambda n: EMBEDDED_MODELS[n].label, on_change=_request_builtin,
+                     help=t("sidebar.builtin_help"))
+            terms = terms_path(model_name()) if is_embedded(model_name()) else None
+            if terms is not None:  # the model's terms of use, as shipped in its package: no network needed
+                st.download_button(t("sidebar.terms", name=EMBEDDED_MODELS[model_name()].label),
+                                   data=_read(str(terms)), file_name=terms.name, mime="text/html", key="app.terms",
+                                   width="stretch", on_click="ignore", help=t("sidebar.terms_help"))
+            st.caption(t("sidebar.model", name=display_name(model_name())))
             st.text_input(t("sidebar.model_id"), key="app.model_request",
                                     placeholder="gpt2, HuggingFaceTB/SmolLM2-135M-Instruct",
                                     help=t("sidebar.model_help"))
@@ -81,11 +101,14 @@ def progress() -> None:
     (in the sidebar's progress section: ui.persist.progress_section)."""
     current = lang()
     st.subheader(t("sidebar.progress"))
+    if st.session_state.get("app.learner"):
+        st.caption(t("sidebar.learner", name=st.session_state["app.learner"]))
     results = st.session_state.get("quiz.results", {})
     banks = {x.id: load_bank(current, x.id) for x in nav.LESSONS}
     per_lesson, overall = course_progress(results, banks)
     for x in nav.LESSONS:
         s = per_lesson[x.id]
-        st.caption(f"{x.icon} {t(f'lesson.{x.id}.title')}: {num(s.correct)}/{num(s.total)}")
+        count = t("quiz.count", answered=num(s.answered), total=num(s.total), correct=num(s.correct))
+        st.caption(f"{x.icon} {t(f'lesson.{x.id}.title')}: {count}")
     st.progress(overall.answered / overall.total if overall.total else 0.0,
                 text=t("sidebar.overall", correct=num(overall.correct), total=num(overall.total)))

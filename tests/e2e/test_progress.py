@@ -35,7 +35,8 @@ def _sees_both_answers(page, en, numeric, choice) -> None:
     expect(page.get_by_text(wrong).first).to_be_visible(timeout=APP_TIMEOUT_MS)
     sidebar = page.locator('[data-testid="stSidebar"]')
     total = len(load_bank("en", "numbers"))
-    expect(sidebar.get_by_text(f"1/{total}")).to_be_visible(timeout=APP_TIMEOUT_MS)
+    count = en["quiz.count"].format(answered=2, total=total, correct=1)  # one right, one wrong
+    expect(sidebar.get_by_text(count)).to_be_visible(timeout=APP_TIMEOUT_MS)
     assert page.locator('[data-testid="stException"]').count() == 0
 
 

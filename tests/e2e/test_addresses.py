@@ -1,0 +1,31 @@
+"""Lesson addresses a teacher may write on the board: lesson 1 by name, and Italian names.
+
+`/numbers` (lesson 1, whose page is the app's default at `/`) and the Italian `/attenzione`,
+`/blocco`... open their lesson, in the language the link asked for, with no "Page not found" modal;
+the address bar then shows the lesson's own address.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lib import i18n
+from tests.e2e.conftest import APP_TIMEOUT_MS, goto
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.mark.parametrize("path, lesson, shown", [
+    ("numbers", "numbers", ""), ("numeri", "numbers", ""), ("attenzione", "attention", "attention"),
+    ("blocco", "block", "block"), ("campionamento", "sampling", "sampling"),
+])
+def test_an_other_address_opens_its_lesson(page, app_url, path, lesson, shown):
+    from playwright.sync_api import expect
+
+    it = i18n.ui("it")
+    goto(page, f"{app_url}/{path}?lang=it", it[f"lesson.{lesson}.title"])
+    expect(page.get_by_role("heading", name=it[f"lesson.{lesson}.title"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
+    page.wait_for_function("p => window.location.pathname === p", arg=f"/{shown}", timeout=APP_TIMEOUT_MS)
+    assert "lang=it" in page.url
+    assert page.get_by_text("Page not found").count() == 0
+    assert page.locator('[data-testid="stException"]').count() == 0

@@ -1,0 +1,27 @@
+"""Figures side by side say what they are (AppTest): the attention lesson's mean-over-rows metrics
+beside its one example row, the sampling lesson's top token after the learner's filters."""
+
+from __future__ import annotations
+
+import json
+
+from lib import i18n
+from tests.apptest import find_chart, start
+
+
+def test_the_scaling_metrics_say_mean_and_the_chart_says_one_example_row():
+    labels = i18n.ui("it")
+    at = start("it", "pages/05_attention.py")
+    shown = [m.label for m in at.metric]
+    assert labels["attention.scaling.max_raw"] in shown and "media" in labels["attention.scaling.max_raw"]
+    spec = find_chart(at, "attention.scaling_chart")
+    assert spec is not None
+    assert labels["attention.scaling.row"] in json.dumps(spec, ensure_ascii=False)
+    assert "esempio" in labels["attention.scaling.row"]
+
+
+def test_the_sampling_top_token_is_said_to_be_after_the_filters():
+    labels = i18n.ui("it")
+    at = start("it", "pages/07_sampling.py")
+    assert labels["sampling.metric.top"] in [m.label for m in at.metric]
+    assert "filtri" in labels["sampling.metric.top"]
