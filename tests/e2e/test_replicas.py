@@ -43,6 +43,8 @@ LEARNERS = 6
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 START_TIMEOUT_S = 90
 EN = i18n.ui("en")
+# The sidebar's count for lesson 1 once its d_head question is answered right: "answered 1/13 · right 1".
+ONE_RIGHT = i18n.fill(EN["quiz.count"], answered="1", total=str(len(load_bank("en", "numbers"))), correct="1")
 
 sys.path.insert(0, str(REPO / "deploy" / "nginx"))
 import render  # noqa: E402  (deploy/nginx/render.py: the configuration under test)
@@ -255,7 +257,7 @@ def _type_text(learner: Learner) -> None:
 
 
 def _answer_quiz(learner: Learner) -> None:
-    """Answer lesson 1's d_head question right; the sidebar's progress then reads 1/12."""
+    """Answer lesson 1's d_head question right; the sidebar's progress then says so (ONE_RIGHT)."""
     from playwright.sync_api import expect
 
     page = learner.page
@@ -265,7 +267,7 @@ def _answer_quiz(learner: Learner) -> None:
     form.locator("input").fill(str(int(q.answer)))  # inside a form: no run until the button
     learner.send(lambda: form.get_by_role("button", name=EN["quiz.check"]).click())
     expect(page.get_by_text(EN["quiz.right"]).first).to_be_visible(timeout=e2e.APP_TIMEOUT_MS)
-    expect(learner.sidebar.get_by_text("1/12")).to_be_visible(timeout=e2e.APP_TIMEOUT_MS)
+    expect(learner.sidebar.get_by_text(ONE_RIGHT)).to_be_visible(timeout=e2e.APP_TIMEOUT_MS)
 
 
 def _go_to_lesson(learner: Learner, lesson_id: str) -> None:
@@ -306,7 +308,7 @@ def test_learners_stick_spread_and_fail_over(browser, cluster):
             _answer_quiz(learner)
             _go_to_lesson(learner, "tokenization")
             expect(learner.sidebar.locator("textarea").first).to_have_value(learner.text)
-            expect(learner.sidebar.get_by_text("1/12")).to_be_visible()
+            expect(learner.sidebar.get_by_text(ONE_RIGHT)).to_be_visible()
 
         lap("texts, answers, lesson change")
         # Every request a learner made went to the replica their cookie names.
@@ -339,11 +341,11 @@ def test_learners_stick_spread_and_fail_over(browser, cluster):
             # Kept: the lesson and the language (both in the URL), and the learner is served.
             assert "lang=en" in learner.page.url
             expect(learner.page.locator("h1").first).to_have_text(EN["lesson.embeddings.title"])
-            # Kept: their quiz answers and progress, sent back by their own browser to
-            # the new session. Lost: their text (a "share this view" link carries it).
-            expect(learner.sidebar.get_by_text(f"{EN['lesson.numbers.title']}: 1/12")).to_be_visible(
+            # Kept: their quiz answers, progress and text, sent back by their own browser to
+            # the new session.
+            expect(learner.sidebar.get_by_text(f"{EN['lesson.numbers.title']}: {ONE_RIGHT}")).to_be_visible(
                 timeout=e2e.APP_TIMEOUT_MS)
-            expect(learner.sidebar.locator("textarea").first).to_have_value(EN["text.example"])
+            expect(learner.sidebar.locator("textarea").first).to_have_value(learner.text, timeout=e2e.APP_TIMEOUT_MS)
         lap("failover")
 
         # The other replicas' learners lost nothing: same session, same text, same answers.
@@ -351,11 +353,11 @@ def test_learners_stick_spread_and_fail_over(browser, cluster):
             assert learner.replica() != gone
             assert len(learner.sockets) == 1, f"learner {learner.n} reconnected"
             expect(learner.sidebar.locator("textarea").first).to_have_value(learner.text)
-            expect(learner.sidebar.get_by_text("1/12")).to_be_visible()
+            expect(learner.sidebar.get_by_text(ONE_RIGHT)).to_be_visible()
         for learner in {x.replica(): x for x in stayed}.values():  # one input per surviving replica
             _go_to_lesson(learner, "embeddings")
             expect(learner.sidebar.locator("textarea").first).to_have_value(learner.text)
-            expect(learner.sidebar.get_by_text("1/12")).to_be_visible()
+            expect(learner.sidebar.get_by_text(ONE_RIGHT)).to_be_visible()
         lap("other replicas untouched")
         for learner in learners:
             assert learner.page.locator('[data-testid="stException"]').count() == 0
