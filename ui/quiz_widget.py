@@ -33,15 +33,21 @@ def ask(q: Question, key: str, on_check=None, args: tuple = ()):
     return submitted, response
 
 
+def _grade(q: Question, response):
+    """(the grade, None), or (None, the label of what is wrong with the response)."""
+    if response is None or (isinstance(response, str) and not response.strip()):
+        return None, "quiz.no_answer"
+    try:
+        return grade(q, response), None
+    except ValueError:
+        return None, "quiz.not_a_number"
+
+
 def verdict(q: Question, response, key: str):
     """Grade a response, remember the verdict under `key`, and return it (None if unreadable)."""
-    if response is None or (isinstance(response, str) and not response.strip()):
-        st.warning(t("quiz.no_answer"))
-        return None
-    try:
-        g = grade(q, response)
-    except ValueError:
-        st.warning(t("quiz.not_a_number"))
+    g, problem = _grade(q, response)
+    if g is None:
+        st.warning(t(problem))
         return None
     st.session_state[f"{key}.grade"] = g
     return g
@@ -62,15 +68,7 @@ def _check(q: Question, key: str, lesson_id: str) -> None:
     """The Check button's callback: grade, record the first answer, and rerun only the sections
     that show it (the question, the lesson's score, the sidebar's progress)."""
     ss = st.session_state
-    response = ss.get(f"{key}.answer")
-    problem, g = None, None
-    if response is None or (isinstance(response, str) and not response.strip()):
-        problem = "quiz.no_answer"
-    else:
-        try:
-            g = grade(q, response)
-        except ValueError:
-            problem = "quiz.not_a_number"
+    g, problem = _grade(q, ss.get(f"{key}.answer"))
     if g is None:
         ss[f"{key}.problem"] = problem
     else:
