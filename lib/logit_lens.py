@@ -28,10 +28,11 @@ from lib.models import LoadedModel
 def lens_logits(loaded: LoadedModel, x: np.ndarray) -> np.ndarray:
     """[n, V] logits of residual vectors x [n, D] through the final norm and the unembedding.
 
+    No lock: the final norm and the unembedding carry no capture hooks (see `head_logits`), so a
+    lens read never waits behind, nor holds up, another learner's forward pass.
     Example: lens_logits(lm, cap.resid[-1]) equals cap.logits (the lens at the last layer)
     """
-    with loaded.lock:
-        return head_logits(loaded, x)
+    return head_logits(loaded, x)
 
 
 @dataclass(frozen=True)
@@ -98,13 +99,16 @@ def logit_lens(loaded: LoadedModel, resid: np.ndarray, positions: np.ndarray | N
     for start in range(0, n_rows * p, chunk_rows):
         stop = min(start + chunk_rows, n_rows * p)
         logits = torch.from_numpy(lens_logits(loaded, rows[start:stop]))  # [r, V]
-        lse = torch.logsumexp(logits, dim=-1, keepdim=True)  # the softmax's normaliser, without [r, V] probs
         vals, ids = logits.topk(k, dim=-1)
         target = logits.gather(1, torch.from_numpy(want[start:stop]).view(-1, 1))  # [r, 1]
+        final_rank[start:stop] = (logits > target).sum(dim=-1).numpy()
+        # The softmax's normaliser, log-sum-exp with the row's maximum (the top value) taken out, worked
+        # in place: [r, V] logits are no longer needed after this, and no [r, V] copy is made.
+        top = vals[:, :1]
+        lse = top + logits.sub_(top).exp_().sum(dim=-1, keepdim=True).log()
         top_ids[start:stop] = ids.numpy()
         top_probs[start:stop] = torch.exp(vals - lse).double().numpy()
         final_prob[start:stop] = torch.exp(target - lse).double().numpy()[:, 0]
-        final_rank[start:stop] = (logits > target).sum(dim=-1).numpy()
     return Lens(positions=pos, top_ids=top_ids.reshape(n_rows, p, k), top_probs=top_probs.reshape(n_rows, p, k),
                 final_ids=np.asarray(final_ids, dtype=np.int64), final_prob=final_prob.reshape(n_rows, p),
                 final_rank=final_rank.reshape(n_rows, p))

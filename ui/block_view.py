@@ -18,6 +18,7 @@ import streamlit as st
 
 from lib import block as blk
 from lib.arithmetic import dims
+from lib.background import run_low
 from lib.capture import DEFAULT_MAX_TOKENS, Capture
 from lib.logit_lens import Lens, lens_positions, logit_lens
 from lib.models import LoadedModel
@@ -45,7 +46,8 @@ def get_contributions(model_name: str, text: str, max_tokens: int = DEFAULT_MAX_
 @st.cache_resource(max_entries=8, show_spinner=False)
 def get_lens(model_name: str, text: str, max_tokens: int = DEFAULT_MAX_TOKENS, window: int = LENS_WINDOW) -> Lens:
     cap = get_capture(model_name, text, max_tokens)
-    return logit_lens(get_model(model_name), cap.resid, lens_positions(cap.n_tokens, window), k=LENS_TOP_K)
+    # Wanted once the learner scrolls to it: worked out behind every other learner's input (lib/background.py).
+    return run_low(logit_lens, get_model(model_name), cap.resid, lens_positions(cap.n_tokens, window), k=LENS_TOP_K)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
