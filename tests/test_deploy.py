@@ -192,3 +192,15 @@ def test_nginx_accepts_the_rendered_config(tmp_path):
     conf = render.write_standalone(tmp_path, [9001, 9002, 9003], "127.0.0.1:9000")
     r = subprocess.run([nginx, "-t", "-c", str(conf), "-p", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_the_server_does_not_watch_its_source_files():
+    """Every session of a watching server polls the source files: 12-17 % of a core with 10-30 idle
+    learners (docs/server-cpu.md). Every way of starting the app (make run, the Dockerfile, the
+    systemd unit, the replicas) reads .streamlit/config.toml, so the setting lives there."""
+    import tomllib
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["fileWatcherType"] == "none"
+    starts = [(REPO / "Dockerfile").read_text(), (REPO / "Makefile").read_text(),
+              (REPO / "deploy" / "nginx" / "inside-transformer@.service").read_text()]
+    assert not any("fileWatcherType" in s for s in starts)  # nothing overrides it
