@@ -11,7 +11,9 @@ What it waits for is what a learner waits for, minus the browser's drawing: from
 to the end of the run it caused. Elements are kept by their place on the page (delta path), so a
 test reads what the learner would see (markdown, alerts, exception boxes, widget values).
 
-Deliberately left out: drawing, file uploads, components, history navigation, reconnection.
+An idle tab's timed fragments (`st.fragment(run_every=...)`) are rerun by `stay(seconds)`, as the
+browser's timer does. Deliberately left out: drawing, file uploads, components, history
+navigation, reconnection.
 
 Example (inside asyncio):
     async with Learner("http://127.0.0.1:8501", "attention", "lang=en") as me:
@@ -75,6 +77,7 @@ class Learner:
     page_hash: str = ""
     exceptions: list[str] = field(default_factory=list)
     actions: list[Action] = field(default_factory=list)
+    auto_reruns: dict[str, float] = field(default_factory=dict)  # fragment id -> run_every (s)
     _states: dict[str, WidgetState] = field(default_factory=dict)  # by widget id
     _ws: Any = None
     _bytes: int = 0
@@ -230,14 +233,35 @@ class Learner:
         return [proto.body for _p, (kind, proto) in sorted(self.elements.items()) if kind == "alert"]
 
     # -- the protocol
+    async def stay(self, seconds: float) -> list[Action]:
+        """Keep the page open for `seconds`, as an idle tab does: the browser reruns every fragment
+        drawn with `run_every` at its interval (Streamlit's frontend timer), and so does this.
+
+        Returns the reruns it sent (named "auto"); none when the page has no such fragment."""
+        now = time.perf_counter()
+        end, due, done = now + seconds, {}, []
+        while True:
+            now = time.perf_counter()
+            for frag, every in self.auto_reruns.items():
+                due.setdefault(frag, now + every)
+            due = {f: at for f, at in due.items() if f in self.auto_reruns}
+            if not due or min(due.values()) > end:
+                await asyncio.sleep(max(0.0, end - now))
+                return done
+            frag, at = min(due.items(), key=lambda x: x[1])
+            await asyncio.sleep(max(0.0, at - now))
+            due[frag] = at + self.auto_reruns[frag]
+            done.append(await self._rerun("auto", fragment_id=frag, auto=True))
+
     async def _rerun(self, name: str, page_name: str = "", page_hash: str = "", fragment_id: str = "",
-                     trigger: WidgetState | None = None) -> Action:
+                     trigger: WidgetState | None = None, auto: bool = False) -> Action:
         msg = BackMsg()
         rs = msg.rerun_script
         rs.query_string = self.query
         rs.page_name = page_name
         rs.page_script_hash = page_hash or self.page_hash
         rs.fragment_id = fragment_id
+        rs.is_auto_rerun = auto
         states = list(self._states.values()) + ([trigger] if trigger else [])
         rs.widget_states.widgets.extend(states)
         start, bytes_before, runs = time.perf_counter(), self._bytes, 0
@@ -269,6 +293,7 @@ class Learner:
                 fragment_run = bool(fwd.metadata.run.fragment_ids)
                 if not fragment_run:
                     self.elements.clear()
+                    self.auto_reruns.clear()  # a full run declares its timed fragments anew
                 self.page_hash = fwd.new_session.page_script_hash
                 self._session_id = fwd.new_session.initialize.session_id or self._session_id
             elif kind == "navigation":
@@ -277,6 +302,11 @@ class Learner:
                 self.page_hash = fwd.navigation.page_script_hash or self.page_hash
             elif kind == "delta":
                 self._on_delta(fwd, seen)
+            elif kind == "auto_rerun":
+                self.auto_reruns[fwd.auto_rerun.fragment_id] = fwd.auto_rerun.interval
+            elif kind == "stop_auto_rerun":
+                for frag in fwd.stop_auto_rerun.fragment_ids:
+                    self.auto_reruns.pop(frag, None)
             elif kind == "script_finished":
                 status = fwd.script_finished
                 if status == FINISHED and not fragment_run:

@@ -73,3 +73,62 @@ def test_each_learner_word_is_one_token_of_the_default_model(real):
     assert len(set(words)) == len(words) >= 30
     split = [w for w in words if len(real.tokenizer(" " + w, add_special_tokens=False)["input_ids"]) != 1]
     assert split == []
+
+
+TIMED_APP = '''
+import streamlit as st
+st.session_state.setdefault("runs", 0)
+
+@st.fragment(run_every=0.5)
+def ticking():
+    st.session_state["runs"] += 1
+    st.text(f"runs {st.session_state['runs']}")
+
+ticking()
+st.text("the rest of the page")
+'''
+
+
+def test_stay_reruns_timed_fragments_as_an_idle_tab_does(tmp_path):
+    """An open tab's run_every fragment is rerun by the browser's timer: `stay` does the same, and
+    only that fragment runs (the rest of the page is not redrawn)."""
+    import asyncio
+    import socket
+    import subprocess
+    import time
+    import urllib.request
+
+    from tests.stclient import Learner
+
+    app = tmp_path / "timed.py"
+    app.write_text(TIMED_APP)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
+                               "--server.headless", "true", "--browser.gatherUsageStats", "false",
+                               "--server.fileWatcherType", "none"], cwd=tmp_path,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(url + "/_stcore/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+
+        async def visit():
+            async with Learner(url) as me:
+                await me.open()
+                assert list(me.auto_reruns.values()) == [0.5]
+                reruns = await me.stay(2.3)
+                return me, reruns
+
+        me, reruns = asyncio.run(visit())
+        assert 3 <= len(reruns) <= 5 and all(a.name == "auto" for a in reruns)
+        texts = [p.body for kind, p in me.elements.values() if kind == "text"]
+        assert f"runs {1 + len(reruns)}" in texts and "the rest of the page" in texts
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
