@@ -14,14 +14,15 @@ API (every method may raise `StoreUnavailable` when the database cannot be reach
     store.class_info(code) -> ClassInfo | None        # None: unknown or expired
     store.verify_teacher(code, secret) -> bool
     store.join(code, pseudonym) -> Learner(id, code, pseudonym)
-        # raises UnknownClass, ClassClosed, PseudonymTaken, BadPseudonym (all ClassError)
+        # raises UnknownClass, ClassClosed (ClassFull), PseudonymTaken, BadPseudonym (all ClassError)
     store.learner(learner_id) -> Learner | None       # None once they left or the class is gone
     store.suggest_pseudonym(code) -> str              # "Panda 42", free in that class
     store.leave(learner_id)
     store.record_visit(learner_id, lesson)            # also the learner's current lesson
     store.record_answer(learner_id, lesson, question_id, answer, correct) -> bool  # True: first answer
+    store.record_answers(learner_id, [(lesson, question_id, answer, correct), ...]) -> int  # firsts
     store.record_final(learner_id, score, total) -> bool                           # True: first score
-        # the three record_* raise UnknownLearner when the learner left or the class is gone
+        # the record_* raise UnknownLearner when the learner left or the class is gone
     store.pacing(code) -> Pacing(lead_lesson, open_upto)   # UnknownClass when gone
     # The teacher's (each raises NotTeacher on a wrong secret or an unknown code):
     store.dashboard(code, secret) -> Dashboard
@@ -32,7 +33,8 @@ API (every method may raise `StoreUnavailable` when the database cannot be reach
     store.purge_expired(now=None) -> int              # also run at start and at most hourly on use
     store.close()
 
-Pure helpers: `normalise_code`, `clean_pseudonym`, `JoinLimiter` (wrong codes per session).
+Pure helpers (from lib/classroom_input.py): `normalise_code`, `clean_pseudonym`, `JoinLimiter`
+(wrong codes per session), `csv_cell`. The tables and their migrations: lib/classroom_schema.py.
 `answer` is best a language-neutral string (a choice's option index, a numeric answer's number),
 so that learners in Italian and in English land in the same bar of the teacher's distribution.
 
@@ -52,20 +54,32 @@ import hashlib
 import hmac
 import io
 import os
-import re
 import secrets
 import threading
 import time
-import unicodedata
-from collections import defaultdict, deque
+from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
+
+from lib import classroom_schema as schema
+from lib.classroom_input import (CODE_ALPHABET, CODE_LENGTH, MAX_PSEUDONYM, BadPseudonym, ClassError,
+                                 JoinLimiter, clean_pseudonym, clean_text, csv_cell, normalise_code,
+                                 well_formed)
+from lib.classroom_schema import MAX_ID, MAX_NAME, MIGRATIONS, answers, classes, finals, learners, visits
+
+__all__ = [  # the store's API, with the helpers it re-exports for the pages
+    "ClassStore", "Created", "ClassInfo", "Learner", "Pacing", "Dashboard", "LearnerRow", "QuestionStats",
+    "AnswerCount", "ClassError", "UnknownClass", "ClassClosed", "ClassFull", "PseudonymTaken",
+    "BadPseudonym", "UnknownLearner", "NotTeacher", "StoreUnavailable", "JoinLimiter", "clean_pseudonym",
+    "normalise_code", "csv_cell", "default_url", "class_days", "CODE_ALPHABET", "CODE_LENGTH",
+    "MAX_PSEUDONYM", "MIGRATIONS",
+]
 
 DATABASE_ENV = "ITT_DATABASE_URL"
 DAYS_ENV = "ITT_CLASS_DAYS"
@@ -73,28 +87,17 @@ DEFAULT_DAYS = 30
 # The same folder as lib.models.cache_dir() (not imported from there: that module loads torch).
 CACHE_ENV = "INSIDE_TRANSFORMER_CACHE"
 SQLITE_NAME = "classroom.sqlite3"
-
-# No 0/O, 1/I/L: a code read off a projector is typed right.
-CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
-CODE_LENGTH = 6
-MAX_PSEUDONYM = 32
-MAX_NAME = 80
 MAX_ANSWER = 200
-MAX_ID = 64
+MAX_LEARNERS = 300  # per class: far above a class, well below what a script joining in a loop makes
 CONNECT_TIMEOUT_S = 3
 BUSY_TIMEOUT_S = 10
 PURGE_EVERY_S = 3600
 # Animal names spelled the same in Italian and English, so a suggestion needs no language.
 ANIMALS = ("Panda", "Koala", "Puma", "Zebra", "Orca", "Cobra", "Gorilla", "Yak", "Gnu", "Dingo",
            "Okapi", "Alpaca", "Kiwi", "Pony", "Boa", "Condor")
-_ADVISORY_KEY = 0x1775_C1A5  # any constant: the lock the replicas take to migrate one at a time
 
 
 # --- Errors and results -------------------------------------------------------------------
-
-class ClassError(Exception):
-    """Anything the class store refuses or cannot do; the page shows a message, never a trace."""
-
 
 class UnknownClass(ClassError):
     """No such class code, or the class has expired."""
@@ -104,12 +107,12 @@ class ClassClosed(ClassError):
     """The teacher closed joining."""
 
 
+class ClassFull(ClassClosed):
+    """The class has MAX_LEARNERS learners already."""
+
+
 class PseudonymTaken(ClassError):
     """Someone in the class already has this pseudonym (letter case aside)."""
-
-
-class BadPseudonym(ClassError):
-    """Nothing is left of the pseudonym once cleaned."""
 
 
 class UnknownLearner(ClassError):
@@ -198,60 +201,7 @@ class Dashboard:
     on_lesson: dict[str, int] = field(default_factory=dict)  # current lesson -> learners there
 
 
-# --- Pure helpers -------------------------------------------------------------------------
-
-_BIDI_AND_INVISIBLE = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A)) | {
-    0x200B, 0x200C, 0x200E, 0x200F, 0x2060, 0xFEFF}
-
-
-def normalise_code(text: str) -> str:
-    """A class code as typed or pasted, in its stored form: upper case, no spaces or dashes.
-
-    A pasted join link works too. Example: normalise_code(" ab3-k7q ") -> "AB3K7Q";
-    normalise_code("https://host/?class=ab3k7q&lang=it") -> "AB3K7Q"
-    """
-    text = str(text or "")
-    m = re.search(r"[?&]class=([^&#\s]*)", text)
-    if m:
-        text = m.group(1)
-    return re.sub(r"[\s\-_.]", "", text).upper()
-
-
-def _well_formed(code: str) -> bool:
-    return len(code) == CODE_LENGTH and all(c in CODE_ALPHABET for c in code)
-
-
-def clean_pseudonym(text: str) -> str:
-    """The pseudonym as stored and shown: NFC, no control/bidi/invisible characters, single spaces,
-    trimmed, at most 32 characters. HTML is kept as text (the page escapes it).
-
-    Raises BadPseudonym when nothing is left. Example: clean_pseudonym("  Ada\\u202e  Lovelace\\n")
-    -> "Ada Lovelace"
-    """
-    text = unicodedata.normalize("NFC", str(text or ""))
-    kept = []
-    for ch in text:
-        cat = unicodedata.category(ch)
-        if ord(ch) in _BIDI_AND_INVISIBLE or cat in ("Cc", "Cs", "Co", "Cn"):
-            # Tabs and newlines become spaces; the rest goes.
-            kept.append(" " if ch in "\t\n\r\v\f" else "")
-        elif cat == "Cf" and ch != "\u200d":  # the joiner of emoji sequences stays
-            continue
-        else:
-            kept.append(ch)
-    text = " ".join("".join(kept).split())[:MAX_PSEUDONYM].strip()
-    if not text:
-        raise BadPseudonym("empty pseudonym")
-    return text
-
-
-def _clean_text(text: str, limit: int) -> str:
-    """A short stored string (class name, answer): printable, single-line, at most `limit`."""
-    text = unicodedata.normalize("NFC", str(text))
-    text = "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text
-                   if ord(c) not in _BIDI_AND_INVISIBLE and unicodedata.category(c) not in ("Cs", "Co"))
-    return " ".join(text.split())[:limit]
-
+# --- Small helpers ---------------------------------------------------------------------
 
 def _check_id(value: str, what: str) -> str:
     if not isinstance(value, str) or not value or len(value) > MAX_ID:
@@ -264,121 +214,10 @@ def _hash_secret(secret: str) -> str:
     return "sha256$" + hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def _csv_cell(value: object) -> object:
-    """A cell a spreadsheet shows as text, never runs as a formula."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
-
-
 def _iso(ts: float | None) -> str:
     if ts is None:
         return ""
     return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
-
-
-class JoinLimiter:
-    """Wrong class codes allowed per session: at most `limit` in any `window` seconds.
-
-    Pure (the clock is passed in); keep one per browser session.
-    Example: lim = JoinLimiter(2, 60, clock=lambda: 0.0); lim.failed(); lim.failed();
-    lim.allowed() -> False; lim.retry_after() -> 60.0
-    """
-
-    def __init__(self, limit: int = 10, window: float = 60.0, clock: Callable[[], float] = time.monotonic):
-        self.limit, self.window, self._clock = limit, window, clock
-        self._fails: deque[float] = deque()
-
-    def _prune(self) -> float:
-        now = self._clock()
-        while self._fails and self._fails[0] <= now - self.window:
-            self._fails.popleft()
-        return now
-
-    def allowed(self) -> bool:
-        self._prune()
-        return len(self._fails) < self.limit
-
-    def failed(self) -> None:
-        """Count one wrong code."""
-        self._fails.append(self._prune())
-
-    def retry_after(self) -> float:
-        """Seconds until the next attempt is allowed (0 when it is now)."""
-        now = self._prune()
-        if len(self._fails) < self.limit:
-            return 0.0
-        return max(0.0, self._fails[len(self._fails) - self.limit] + self.window - now)
-
-
-# --- Schema ------------------------------------------------------------------------------
-
-metadata = sa.MetaData()
-
-schema_version = sa.Table("schema_version", metadata, sa.Column("version", sa.Integer, nullable=False))
-
-classes = sa.Table(
-    "classes", metadata,
-    sa.Column("code", sa.String(CODE_LENGTH), primary_key=True),
-    sa.Column("name", sa.String(MAX_NAME)),
-    sa.Column("secret_hash", sa.String(128), nullable=False),
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.Column("expires_at", sa.Float, nullable=False, index=True),
-    sa.Column("joining_open", sa.Boolean, nullable=False),
-    sa.Column("lead_lesson", sa.String(MAX_ID)),
-    sa.Column("open_upto", sa.String(MAX_ID)),
-)
-
-learners = sa.Table(
-    "learners", metadata,
-    sa.Column("id", sa.String(64), primary_key=True),
-    sa.Column("code", sa.String(CODE_LENGTH), sa.ForeignKey("classes.code", ondelete="CASCADE"),
-              nullable=False),
-    sa.Column("pseudonym", sa.String(MAX_PSEUDONYM), nullable=False),
-    # "Ada" and "ada" are one pseudonym: the class sees no look-alike twins.
-    sa.Column("pseudonym_key", sa.String(4 * MAX_PSEUDONYM), nullable=False),
-    sa.Column("joined_at", sa.Float, nullable=False),
-    sa.Column("last_seen", sa.Float, nullable=False),
-    sa.Column("current_lesson", sa.String(MAX_ID)),
-    sa.UniqueConstraint("code", "pseudonym_key", name="learners_code_pseudonym"),
-)
-
-_learner_fk = dict(ondelete="CASCADE")
-
-visits = sa.Table(
-    "visits", metadata,
-    sa.Column("learner", sa.String(64), sa.ForeignKey("learners.id", **_learner_fk), primary_key=True),
-    sa.Column("lesson", sa.String(MAX_ID), primary_key=True),
-    sa.Column("at", sa.Float, nullable=False),
-)
-
-answers = sa.Table(
-    "answers", metadata,
-    sa.Column("learner", sa.String(64), sa.ForeignKey("learners.id", **_learner_fk), primary_key=True),
-    sa.Column("lesson", sa.String(MAX_ID), primary_key=True),
-    sa.Column("question_id", sa.String(MAX_ID), primary_key=True),
-    sa.Column("answer", sa.Text, nullable=False),
-    sa.Column("correct", sa.Boolean, nullable=False),
-    sa.Column("at", sa.Float, nullable=False),
-)
-
-finals = sa.Table(
-    "finals", metadata,
-    sa.Column("learner", sa.String(64), sa.ForeignKey("learners.id", **_learner_fk), primary_key=True),
-    sa.Column("score", sa.Integer, nullable=False),
-    sa.Column("total", sa.Integer, nullable=False),
-    sa.Column("at", sa.Float, nullable=False),
-)
-
-
-def _v1_tables(conn: sa.Connection) -> None:
-    for table in (classes, learners, visits, answers, finals):
-        table.create(conn, checkfirst=True)
-
-
-# Ordered; step i brings the schema to version i + 1. Each step is idempotent (checkfirst,
-# IF NOT EXISTS), so a step interrupted half-way is simply run again.
-MIGRATIONS: tuple[Callable[[sa.Connection], None], ...] = (_v1_tables,)
 
 
 # --- The store ---------------------------------------------------------------------------
@@ -505,24 +344,15 @@ class ClassStore:
                 return
             try:
                 with self._engine.connect() as conn, conn.begin():
-                    if self.dialect == "postgresql":
-                        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_ADVISORY_KEY)))
-                    schema_version.create(conn, checkfirst=True)
-                    version = conn.execute(sa.select(sa.func.max(schema_version.c.version))).scalar()
-                    if version is None:
-                        conn.execute(schema_version.insert().values(version=0))
-                        version = 0
-                    for step in MIGRATIONS[version:]:
-                        step(conn)
-                    if version < len(MIGRATIONS):
-                        conn.execute(schema_version.update().values(version=len(MIGRATIONS)))
+                    schema.migrate(conn)
             except (sa_exc.SQLAlchemyError, OSError) as e:
                 raise StoreUnavailable(type(e).__name__) from e
             self._ready = True
 
     def schema_version(self) -> int:
+        """The database's schema version (len(MIGRATIONS) once the store has started)."""
         with self._tx(read=True) as conn:
-            return int(conn.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0)
+            return schema.version(conn)
 
     def _insert_ignore(self, conn: sa.Connection, table: sa.Table, **values) -> bool:
         """INSERT that does nothing when the row's key exists (the first one counts); True when it
@@ -561,7 +391,7 @@ class ClassStore:
         if days <= 0:
             raise ValueError("days must be positive")
         if name is not None:
-            name = _clean_text(name, MAX_NAME) or None
+            name = clean_text(name, MAX_NAME) or None
         secret = secrets.token_urlsafe(24)
         for _ in range(20):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
@@ -575,7 +405,7 @@ class ClassStore:
 
     def _class_row(self, conn: sa.Connection, code: str):
         code = normalise_code(code)
-        if not _well_formed(code):
+        if not well_formed(code):
             return None
         row = conn.execute(sa.select(classes).where(classes.c.code == code)).first()
         if row is None or row.expires_at <= self._clock():
@@ -633,6 +463,10 @@ class ClassStore:
                 raise UnknownClass(normalise_code(code))
             if not row.joining_open:
                 raise ClassClosed(row.code)
+            count = conn.execute(sa.select(sa.func.count()).select_from(learners)
+                                 .where(learners.c.code == row.code)).scalar()
+            if count >= MAX_LEARNERS:
+                raise ClassFull(row.code)
             learner_id = secrets.token_urlsafe(16)
             if not self._insert_ignore(
                     conn, learners, id=learner_id, code=row.code, pseudonym=name,
@@ -675,8 +509,12 @@ class ClassStore:
         conn.execute(learners.delete().where(where))
 
     def _touch(self, conn: sa.Connection, learner_id: str, now: float, lesson: str | None = None) -> None:
+        """Mark the learner seen (and on `lesson`); UnknownLearner if they or their class are gone."""
         values = {"last_seen": now} if lesson is None else {"last_seen": now, "current_lesson": lesson}
-        if conn.execute(learners.update().where(learners.c.id == str(learner_id)).values(**values)).rowcount != 1:
+        alive = sa.select(classes.c.code).where(classes.c.expires_at > now).scalar_subquery()
+        done = conn.execute(learners.update().where(learners.c.id == str(learner_id),
+                                                    learners.c.code.in_(alive)).values(**values))
+        if done.rowcount != 1:
             raise UnknownLearner(str(learner_id)[:8])
 
     def record_visit(self, learner_id: str, lesson: str) -> None:
@@ -696,7 +534,19 @@ class ClassStore:
             self._touch(conn, learner_id, now)
             return self._insert_ignore(
                 conn, answers, learner=str(learner_id), lesson=lesson, question_id=question_id,
-                answer=_clean_text(answer, MAX_ANSWER), correct=bool(correct), at=now)
+                answer=clean_text(answer, MAX_ANSWER), correct=bool(correct), at=now)
+
+    def record_answers(self, learner_id: str, given: Iterable[tuple[str, str, str, bool]]) -> int:
+        """Several answers at once, (lesson, question_id, answer, correct) each, in one transaction:
+        what a learner answered before joining. Only first answers count; returns how many did."""
+        rows = [(_check_id(lesson, "lesson"), _check_id(qid, "question_id"), clean_text(answer, MAX_ANSWER),
+                 bool(correct)) for lesson, qid, answer, correct in given]
+        now = self._clock()
+        with self._tx() as conn:
+            self._touch(conn, learner_id, now)
+            return sum(self._insert_ignore(conn, answers, learner=str(learner_id), lesson=lesson,
+                                           question_id=qid, answer=answer, correct=correct, at=now)
+                       for lesson, qid, answer, correct in rows)
 
     def record_final(self, learner_id: str, score: int, total: int) -> bool:
         """Store the final quiz's score if it is the learner's first; True when it was."""
@@ -792,7 +642,7 @@ class ClassStore:
         writer.writerow(["pseudonym", "lesson", "question", "answer", "correct", "at",
                          "final_score", "final_total"])
         for r in records:
-            writer.writerow([_csv_cell(x) for x in (
+            writer.writerow([csv_cell(x) for x in (
                 r.pseudonym, r.lesson or "", r.question_id or "", r.answer or "",
                 "" if r.correct is None else int(bool(r.correct)), _iso(r.at),
                 "" if r.score is None else r.score, "" if r.total is None else r.total)])

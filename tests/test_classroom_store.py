@@ -14,7 +14,8 @@ import pytest
 import sqlalchemy as sa
 
 from lib import classroom as cr
-from lib.classroom import (BadPseudonym, ClassClosed, ClassStore, JoinLimiter, NotTeacher,
+from lib import classroom_schema
+from lib.classroom import (BadPseudonym, ClassClosed, ClassFull, ClassStore, JoinLimiter, NotTeacher,
                            PseudonymTaken, StoreUnavailable, UnknownClass, UnknownLearner)
 
 BACKENDS = ("sqlite", "postgresql")
@@ -229,7 +230,7 @@ def test_two_stores_on_one_database_migrate_once(db_url):
         assert third.class_info(c.code) is not None
         third.close()
         with a._engine.connect() as conn:
-            assert conn.execute(sa.select(cr.schema_version.c.version)).scalars().all() == [len(cr.MIGRATIONS)]
+            assert conn.execute(sa.select(classroom_schema.schema_version.c.version)).scalars().all() == [len(cr.MIGRATIONS)]
     finally:
         a.close()
         b.close()
@@ -391,6 +392,43 @@ def test_the_first_answer_counts(store):
     assert row.final == (3, 5)
     q = next(q for q in dash.questions if (q.lesson, q.question_id) == ("attention", "q1"))
     assert [(a.answer, a.correct, a.count) for a in q.answers] == [("2", True, 1)]
+
+
+def test_answers_sent_together_count_their_firsts(store):
+    """A learner who answered before joining sends those answers at once; repeats still count once."""
+    c, (ada,) = _class_with(store, ("Ada",))
+    store.record_answer(ada.id, "numbers", "q1", "2", True)
+    sent = [("numbers", "q1", "3", False), ("numbers", "q2", "1", True), ("attention", "q1", "0", False),
+            ("numbers", "q2", "9", False)]
+    assert store.record_answers(ada.id, sent) == 2
+    assert store.record_answers(ada.id, []) == 0
+    (row,) = store.dashboard(c.code, c.secret).learners
+    assert row.scores == {"numbers": (2, 2), "attention": (0, 1)}
+    with pytest.raises(ValueError):
+        store.record_answers(ada.id, [("numbers", "", "1", True)])
+    store.leave(ada.id)
+    with pytest.raises(UnknownLearner):
+        store.record_answers(ada.id, sent)
+
+
+def test_a_class_holds_at_most_max_learners(store, monkeypatch):
+    monkeypatch.setattr(cr, "MAX_LEARNERS", 3)
+    c, _ = _class_with(store)
+    with pytest.raises(ClassFull):
+        store.join(c.code, "Dario")
+    assert issubclass(ClassFull, ClassClosed)
+
+
+def test_answers_are_refused_once_the_class_has_expired(store, clock):
+    """Between expiry and the hourly purge nothing more is written."""
+    c = store.create_class(days=1)
+    ada = store.join(c.code, "Ada")
+    clock.t += 86400
+    with pytest.raises(UnknownLearner):
+        store.record_answer(ada.id, "numbers", "q1", "1", True)
+    with pytest.raises(UnknownLearner):
+        store.record_visit(ada.id, "numbers")
+    assert _rows(store)["answers"] == 0
 
 
 def test_visits_set_the_current_lesson(store, clock):
