@@ -54,6 +54,7 @@ import hashlib
 import hmac
 import io
 import os
+import re
 import secrets
 import threading
 import time
@@ -92,6 +93,9 @@ MAX_LEARNERS = 300  # per class: far above a class, well below what a script joi
 CONNECT_TIMEOUT_S = 3
 BUSY_TIMEOUT_S = 10
 PURGE_EVERY_S = 3600
+# After a failed connection every call gives up at once for this long (ping() still tries), so a
+# database that is down costs a page one timeout every few seconds, not one per call.
+RETRY_AFTER_S = 5
 # Animal names spelled the same in Italian and English, so a suggestion needs no language.
 ANIMALS = ("Panda", "Koala", "Puma", "Zebra", "Orca", "Cobra", "Gorilla", "Yak", "Gnu", "Dingo",
            "Okapi", "Alpaca", "Kiwi", "Pony", "Boa", "Condor")
@@ -204,8 +208,9 @@ class Dashboard:
 # --- Small helpers ---------------------------------------------------------------------
 
 def _check_id(value: str, what: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > MAX_ID:
-        raise ValueError(f"{what} must be a non-empty string of at most {MAX_ID} characters")
+    """A lesson or question id as the pages make them ("attention", "q1", "block:q2")."""
+    if not isinstance(value, str) or not re.fullmatch(rf"[A-Za-z0-9_:.\-]{{1,{MAX_ID}}}", value):
+        raise ValueError(f"{what} must be 1 to {MAX_ID} letters, digits or _:.-, not {value!r:.80}")
     return value
 
 
@@ -264,6 +269,7 @@ class ClassStore:
         self._lock = threading.Lock()
         self._ready = False
         self._next_purge = 0.0
+        self._down_until = 0.0
         dialect = self.url.get_backend_name()
         if dialect == "sqlite":
             self._engine = self._sqlite_engine()
@@ -325,6 +331,8 @@ class ClassStore:
     @contextmanager
     def _tx(self, read: bool = False) -> Iterator[sa.Connection]:
         """One transaction; database failures become StoreUnavailable."""
+        if time.monotonic() < self._down_until:
+            raise StoreUnavailable("unreachable a moment ago")
         if not self._ready:
             self._ensure_schema()
         try:
@@ -336,7 +344,12 @@ class ClassStore:
         except ClassError:
             raise
         except (sa_exc.SQLAlchemyError, OSError) as e:
-            raise StoreUnavailable(type(e).__name__) from e
+            raise self._failed(e) from e
+
+    def _failed(self, e: Exception) -> StoreUnavailable:
+        if isinstance(e, (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError, OSError)):
+            self._down_until = time.monotonic() + RETRY_AFTER_S
+        return StoreUnavailable(type(e).__name__)
 
     def _ensure_schema(self) -> None:
         with self._lock:
@@ -346,7 +359,7 @@ class ClassStore:
                 with self._engine.connect() as conn, conn.begin():
                     schema.migrate(conn)
             except (sa_exc.SQLAlchemyError, OSError) as e:
-                raise StoreUnavailable(type(e).__name__) from e
+                raise self._failed(e) from e
             self._ready = True
 
     def schema_version(self) -> int:
@@ -377,9 +390,11 @@ class ClassStore:
         try:
             with self._engine.connect() as conn:
                 conn.execute(sa.text("SELECT 1"))
-            return True
         except Exception:  # noqa: BLE001 - any failure means "unreachable" to the page
+            self._down_until = time.monotonic() + RETRY_AFTER_S
             return False
+        self._down_until = 0.0
+        return True
 
     # -- classes --
 

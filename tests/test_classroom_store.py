@@ -446,7 +446,7 @@ def test_visits_set_the_current_lesson(store, clock):
     assert dash.on_lesson == {"numbers": 1, "attention": 1}
 
 
-@pytest.mark.parametrize("bad", ["", "x" * 65, None])
+@pytest.mark.parametrize("bad", ["", "x" * 65, None, "q\x00", "a b", "<script>", 7])
 def test_bad_lesson_ids_are_refused(store, bad):
     _, (ada,) = _class_with(store, ("Ada",))
     with pytest.raises(ValueError):
@@ -695,6 +695,31 @@ def test_an_unusable_sqlite_file_gives_ping_false_and_store_unavailable(tmp_path
                 call()
     finally:
         store.close()
+
+
+def test_after_a_failure_calls_give_up_at_once_until_ping_succeeds(tmp_path, monkeypatch):
+    """A database that is down costs one timeout every RETRY_AFTER_S seconds, not one per call."""
+    from tests.postgres import _free_port
+
+    store = ClassStore(f"postgresql://nobody@127.0.0.1:{_free_port()}/none")
+    try:
+        def no_connect():
+            raise AssertionError("tried to connect")
+
+        monkeypatch.setattr(store._engine, "connect", no_connect)
+        with pytest.raises(StoreUnavailable):  # the failed start is remembered
+            store.record_answer("x", "numbers", "q1", "1", True)
+    finally:
+        store.close()
+    good = ClassStore(f"sqlite:///{tmp_path / 'c.db'}")
+    try:
+        good._down_until = float("inf")  # as after a failure
+        with pytest.raises(StoreUnavailable):
+            good.class_info("ABCDEF")
+        assert good.ping() is True  # ping always tries, and clears the pause
+        assert good.class_info("ABCDEF") is None
+    finally:
+        good.close()
 
 
 def test_the_store_recovers_when_postgres_comes_back():
