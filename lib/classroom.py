@@ -641,7 +641,9 @@ class ClassStore:
 
     def export_csv(self, code: str, secret: str) -> str:
         """The class's results: one row per learner and question (a learner with no answer gets one
-        row with empty question cells), with the final score on every row of that learner."""
+        row with empty question cells), with the final score on every row of that learner.
+        Cells that a spreadsheet would run as a formula start with a quote. For Excel, send it
+        encoded as "utf-8-sig" (a BOM), or accented pseudonyms show garbled."""
         with self._tx(read=True) as conn:
             row = self._teacher(conn, code, secret)
             query = (
