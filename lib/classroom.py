@@ -9,6 +9,8 @@ serialised by a PostgreSQL advisory lock or SQLite's write lock, so two replicas
 API (every method may raise `StoreUnavailable` when the database cannot be reached):
 
     store = ClassStore.from_env()                    # or ClassStore("sqlite:///x.db"), ClassStore(pg_url)
+        # ValueError only for a malformed or unsupported URL; an unreachable database is not an
+        # error here (ping() says False, the methods raise StoreUnavailable until it is back)
     store.ping() -> bool                              # False when the database is unreachable (quickly)
     store.create_class(name=None, days=None) -> Created(code, secret)
     store.class_info(code) -> ClassInfo | None        # None: unknown or expired
@@ -53,6 +55,7 @@ import csv
 import hashlib
 import hmac
 import io
+import logging
 import os
 import re
 import secrets
@@ -81,6 +84,8 @@ __all__ = [  # the store's API, with the helpers it re-exports for the pages
     "normalise_code", "csv_cell", "default_url", "class_days", "CODE_ALPHABET", "CODE_LENGTH",
     "MAX_PSEUDONYM", "MIGRATIONS",
 ]
+
+log = logging.getLogger(__name__)
 
 DATABASE_ENV = "ITT_DATABASE_URL"
 DAYS_ENV = "ITT_CLASS_DAYS"
@@ -241,10 +246,14 @@ def default_url(env: dict[str, str] | None = None) -> str:
 
 
 def _driver_url(url: str) -> sa.URL:
-    """Plain `postgresql://` and `postgres://` URLs get the psycopg 3 driver."""
+    """Plain `postgresql://` and `postgres://` URLs get the psycopg 3 driver; ValueError for
+    something that is no database URL (the message does not repeat it: it may hold a password)."""
     if url.startswith("postgres://"):
         url = "postgresql://" + url[len("postgres://"):]
-    parsed = sa.make_url(url)
+    try:
+        parsed = sa.make_url(url)
+    except sa_exc.ArgumentError:
+        raise ValueError(f"{DATABASE_ENV} is not a database URL (sqlite:///... or postgresql://...)") from None
     if parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
     return parsed
@@ -349,6 +358,11 @@ class ClassStore:
     def _failed(self, e: Exception) -> StoreUnavailable:
         if isinstance(e, (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError, OSError)):
             self._down_until = time.monotonic() + RETRY_AFTER_S
+            # For the operator (wrong password, host down...): the driver's own message, which
+            # names no learner data (SQLAlchemy's own message would add the statement's parameters).
+            cause = getattr(e, "orig", None) or e
+            first = (str(cause).strip().splitlines() or [""])[0][:300]
+            log.warning("class store unavailable (%s): %s", type(cause).__name__, first)
         return StoreUnavailable(type(e).__name__)
 
     def _ensure_schema(self) -> None:

@@ -154,9 +154,23 @@ def test_class_days_from_the_environment():
     assert cr.class_days({"ITT_CLASS_DAYS": "-3"}) == 30
 
 
-def test_unsupported_database_is_refused():
+def test_unsupported_or_malformed_urls_are_refused_without_repeating_them():
     with pytest.raises(ValueError):
         ClassStore("mysql://u@h/db")
+    with pytest.raises(ValueError) as e:
+        ClassStore("not a url with s3cret")
+    assert "s3cret" not in str(e.value)
+
+
+def test_an_unreachable_database_is_logged_for_the_operator_without_learner_data(caplog):
+    from tests.postgres import _free_port
+
+    store = ClassStore(f"postgresql://nobody:s3cret@127.0.0.1:{_free_port()}/none")
+    try:
+        assert "class store unavailable" in caplog.text
+        assert "s3cret" not in caplog.text
+    finally:
+        store.close()
 
 
 # --- the schema ---------------------------------------------------------------------------
