@@ -46,6 +46,7 @@ def normalise_code(text: str) -> str:
 
 
 def well_formed(code: str) -> bool:
+    """Example: well_formed("AB3K7Q") -> True; well_formed("AB0K7Q") -> False (no 0)"""
     return len(code) == CODE_LENGTH and all(c in CODE_ALPHABET for c in code)
 
 
@@ -82,7 +83,10 @@ def clean_text(text: str, limit: int) -> str:
 
 
 def csv_cell(value: object) -> object:
-    """A cell a spreadsheet shows as text, never runs as a formula."""
+    """A cell a spreadsheet shows as text, never runs as a formula (OWASP's CSV injection advice).
+
+    Example: csv_cell("=1+1") -> "'=1+1"; csv_cell("Ada") -> "Ada"; csv_cell(7) -> 7
+    """
     if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + value
     return value

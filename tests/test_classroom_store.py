@@ -630,6 +630,26 @@ def test_delete_class_removes_everything(store):
     assert len(store.dashboard(keep.code, keep.secret).learners) == 1
 
 
+def test_the_database_itself_cascades_a_deleted_class(store):
+    """The foreign keys delete a class's rows even for a statement that forgets them (SQLite
+    enforces foreign keys only when asked: the store asks on every connection)."""
+    c, (ada,) = _class_with(store, ("Ada",))
+    store.record_visit(ada.id, "numbers")
+    store.record_answer(ada.id, "numbers", "q1", "1", True)
+    store.record_final(ada.id, 1, 1)
+    with store._engine.connect() as conn, conn.begin():
+        conn.execute(cr.classes.delete().where(cr.classes.c.code == c.code))
+    assert _rows(store) == {"classes": 0, "learners": 0, "visits": 0, "answers": 0, "finals": 0}
+
+
+def test_csv_cells_that_look_like_formulas_become_text():
+    for formula in ("=1+1", "+1", "-1", "@SUM(A1)", "\t=1", "\r=1"):
+        assert cr.csv_cell(formula) == "'" + formula
+    for plain in ("Ada", "", "1", "a=b"):
+        assert cr.csv_cell(plain) == plain
+    assert cr.csv_cell(-3) == -3  # numbers we write ourselves stay numbers
+
+
 def test_an_expired_class_is_gone_and_its_rows_are_purged(store, clock):
     c, people = _class_with(store)
     short = store.create_class(days=1)
