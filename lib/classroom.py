@@ -31,6 +31,7 @@ API (every method may raise `StoreUnavailable` when the database cannot be reach
     store.set_lead(code, secret, lesson | None); store.set_open_upto(code, secret, lesson | None)
     store.set_joining(code, secret, open)
     store.export_csv(code, secret) -> str
+    store.remove_learner(code, secret, pseudonym) -> bool
     store.delete_class(code, secret)
     store.purge_expired(now=None) -> int              # also run at start and at most hourly on use
     store.close()
@@ -678,6 +679,20 @@ class ClassStore:
                 "" if r.correct is None else int(bool(r.correct)), _iso(r.at),
                 "" if r.score is None else r.score, "" if r.total is None else r.total)])
         return out.getvalue()
+
+    def remove_learner(self, code: str, secret: str, pseudonym: str) -> bool:
+        """Remove a learner (an unwelcome pseudonym) with everything they sent; True if one went.
+        They can join again under another pseudonym while joining is open."""
+        try:
+            key = clean_pseudonym(pseudonym).casefold()
+        except BadPseudonym:
+            key = ""
+        with self._tx() as conn:
+            row = self._teacher(conn, code, secret)
+            where = sa.and_(learners.c.code == row.code, learners.c.pseudonym_key == key)
+            found = conn.execute(sa.select(sa.func.count()).select_from(learners).where(where)).scalar()
+            self._delete_learners(conn, where)
+        return bool(found)
 
     def delete_class(self, code: str, secret: str) -> None:
         """Delete the class and everything its learners sent, in one transaction."""

@@ -311,6 +311,8 @@ def test_a_wrong_or_truncated_secret_is_not_the_teacher(store):
             store.set_joining(c.code, bad, False)
         with pytest.raises(NotTeacher):
             store.delete_class(c.code, bad)
+        with pytest.raises(NotTeacher):
+            store.remove_learner(c.code, bad, "Ada")
     # An unknown class is refused the same way (its existence is not revealed).
     with pytest.raises(NotTeacher):
         store.dashboard("ZZZZZZ", c.secret)
@@ -390,6 +392,20 @@ def test_learner_lookup_and_leave(store):
         store.record_final(ada.id, 1, 5)
     assert store.join(c.code, "Ada").pseudonym == "Ada"  # the pseudonym is free again
     assert store.learner(bruno.id) == bruno
+
+
+def test_the_teacher_can_remove_a_learner(store):
+    c, (ada, bruno, _) = _class_with(store)
+    store.record_answer(ada.id, "numbers", "q1", "1", True)
+    store.record_final(ada.id, 1, 1)
+    with pytest.raises(NotTeacher):
+        store.remove_learner(c.code, c.secret[:-1], "Ada")
+    assert store.remove_learner(c.code, c.secret, " ada ") is True  # as typed or shown
+    assert store.remove_learner(c.code, c.secret, "Ada") is False
+    assert store.remove_learner(c.code, c.secret, "") is False
+    assert store.learner(ada.id) is None and store.learner(bruno.id) == bruno
+    assert _rows(store)["answers"] == 0 and _rows(store)["finals"] == 0
+    assert [r.pseudonym for r in store.dashboard(c.code, c.secret).learners] == ["Bruno", "Chiara"]
 
 
 def test_the_first_answer_counts(store):
@@ -700,6 +716,7 @@ def _every_method(store: ClassStore):
         lambda: store.dashboard("ABCDEF", "s"), lambda: store.set_lead("ABCDEF", "s", None),
         lambda: store.set_open_upto("ABCDEF", "s", None), lambda: store.set_joining("ABCDEF", "s", True),
         lambda: store.export_csv("ABCDEF", "s"), lambda: store.delete_class("ABCDEF", "s"),
+        lambda: store.remove_learner("ABCDEF", "s", "Ada"),
         lambda: store.purge_expired(),
     ]
 
