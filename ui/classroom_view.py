@@ -211,15 +211,16 @@ def _pacing(me: dict) -> None:
     pace = classroom.store().pacing(me["code"])
     info = classroom.store().class_info(me["code"])
     options = _lesson_options()
+    names = {x: title(x) for x in options}  # the words of this run's language, not of the caller's
     c1, c2 = st.columns(2)
     with c1:
-        lead = st.selectbox(t("class.pace.lesson"), options, format_func=title, key="class.lead_choice")
+        lead = st.selectbox(t("class.pace.lesson"), options, format_func=lambda x: names.get(x, x), key="class.lead_choice")
         st.button(t("class.pace.lead"), key="class.lead", on_click=_act, args=("set_lead", lead))
         if pace.lead_lesson:
             st.info(t("class.pace.leading", title=title(pace.lead_lesson)))
             st.button(t("class.pace.unlead"), key="class.unlead", on_click=_act, args=("set_lead", None))
     with c2:
-        upto = st.selectbox(t("class.pace.lesson"), options, format_func=title, key="class.upto_choice")
+        upto = st.selectbox(t("class.pace.lesson"), options, format_func=lambda x: names.get(x, x), key="class.upto_choice")
         st.button(t("class.pace.open_upto"), key="class.upto", on_click=_act, args=("set_open_upto", upto))
         if pace.open_upto:
             st.info(t("class.pace.opened", title=title(pace.open_upto)))
