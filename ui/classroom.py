@@ -34,6 +34,7 @@ VISITED = "class.visited"  # lessons already reported in this session
 TEACHER = "class.teacher"  # {"code", "secret"}: the teachers' page of this session
 OFFLINE = "class.offline"  # the store did not answer at the last try
 PACING_SECONDS = 3  # how stale a learner's view of the pacing may be
+BANNER_SECONDS = 6  # how often an idle learner's page looks at the pacing (one cached read)
 MAX_QUEUE = 500  # reports kept while the database is down (every lesson question and then some)
 ORDER = [x.id for x in nav.LESSONS] + [nav.FINAL.id]  # the path that "open up to" cuts
 
@@ -254,6 +255,30 @@ def _go(lesson_id: str) -> None:
     st.switch_page(_page_of(lesson_id))
 
 
+def _locked(lesson: str | None, pace) -> bool:
+    upto = pace.open_upto if pace is not None else None
+    return lesson is not None and upto in ORDER and ORDER.index(lesson) > ORDER.index(upto)
+
+
+def _banner(lesson: str | None, was_locked: bool) -> None:
+    """The teacher's lead, as a banner with a button to go there; a fragment that looks again every
+    few seconds, so an idle learner sees it come (and a lesson just closed or opened reruns the page)."""
+    mine = member()
+    if not mine:
+        return
+    state, _, pace = _class_state(mine["code"])
+    if state != "ok":
+        return
+    if _locked(lesson, pace) != was_locked:
+        st.rerun(scope="app")
+    lead = pace.lead_lesson
+    if lead in ORDER and lead != lesson:
+        with st.container(border=True, key="class.banner"):
+            st.info(t("class.banner.lead", title=title(lead)), icon="🧑‍🏫")
+            if st.button(t("class.banner.go", title=title(lead)), key="class.banner_go", type="primary"):
+                _go(lead)
+
+
 def before_page(page) -> bool:
     """Above the page: the join panel, the teacher's banner, and the lesson's visit reported.
     Returns False when the lesson is not open to the class yet (a notice and a link instead)."""
@@ -268,14 +293,10 @@ def before_page(page) -> bool:
     if state == "down":
         return True
     lesson = lesson_of(page)
-    lead = pace.lead_lesson
-    if lead in ORDER and lead != lesson:
-        with st.container(border=True, key="class.banner"):
-            st.info(t("class.banner.lead", title=title(lead)), icon="🧑‍🏫")
-            if st.button(t("class.banner.go", title=title(lead)), key="class.banner_go", type="primary"):
-                _go(lead)
-    upto = pace.open_upto
-    if lesson is not None and upto in ORDER and ORDER.index(lesson) > ORDER.index(upto):
+    locked = _locked(lesson, pace)
+    st.fragment(run_every=BANNER_SECONDS)(_banner)(lesson, locked)
+    if locked:
+        upto = pace.open_upto
         st.warning(t("class.locked", title=title(upto)))
         st.page_link(_page_of(upto), label=t("class.locked.go", title=title(upto)))
         return False

@@ -171,7 +171,7 @@ def _board(board, anonymize: bool) -> None:
             t("class.dash.col.final")]
     rows = B.titled(B.grid(board, order[:-1], anonymize, t("class.dash.learner_n"), t("class.dash.visited")),
                     title, column=1)
-    st.dataframe(pd.DataFrame(rows, columns=cols), hide_index=True, key="class.grid")
+    st.table(pd.DataFrame(rows, columns=cols).set_index(cols[0]))  # an HTML table: text, escaped, readable on a projector
     left, right = st.columns([1, 2])
     with left:
         st.markdown(f"**{t('class.dash.now')}**")
