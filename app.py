@@ -5,7 +5,7 @@ Language, page config, the shared sidebar, the model, and st.navigation over the
 
 import streamlit as st
 
-from ui import cache, core, export, nav, persist, share, sidebar, styles
+from ui import cache, classroom, core, export, nav, persist, share, sidebar, styles
 
 core.lang()
 # An emoji icon: a :material/...: one makes the browser fetch a font from the internet.
@@ -14,13 +14,16 @@ export.install_modebar()  # every figure saves as PNG or SVG from its mode bar, 
 styles.render()  # wide lesson tables scroll in their own box on a phone
 page = nav.navigation()
 nav.follow_alias(page)  # `/numbers`, `/attenzione`...: the page they name, at its own address
+classroom.take_params(page)  # `?class=CODE` (and a teacher's key) leave the address before the share link's
 share.apply(page)  # a shared link's lesson values, text and model, before anything reads them
 loaded = core.ensure_model()  # first, so the sidebar already names a model just loaded
 sidebar.render()
+classroom.sidebar()  # join a class, or the class and pseudonym with "leave"
 if loaded is None:
     st.stop()
 share.render(page)  # the link's notices and the sidebar's share button
-page.run()
+if classroom.before_page(page):  # the join panel, the teacher's banner; a lesson not open yet stays shut
+    page.run()
 cache.freeze_after_first_run(page.url_path)  # keeps Streamlit's gc after each run cheap
 persist.render()  # the sidebar's progress, kept in the browser and as a file
 export.render()  # the figures' image format, the capture of the text as CSV or NPZ

@@ -11,7 +11,7 @@ import streamlit as st
 from lib import i18n
 from lib import teaching as T
 from lib.quiz import load_bank
-from ui import core, lesson, nav
+from ui import classroom_view, core, lesson, nav
 from ui.core import num, t
 
 FINAL_SEED_MAX = 999_999
@@ -21,6 +21,7 @@ paths = {x.id for x in (*nav.LESSONS, nav.FINAL, nav.COMPARE, nav.TEACHERS)} | s
 root = T.app_root(st.context.url or "", paths)
 
 st.title(t("teachers.title"))
+classroom_view.render(root)  # a live class: its code, QR code and dashboard
 lesson.show(text, "intro")
 
 st.header(t("teachers.links.header"))

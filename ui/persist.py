@@ -29,7 +29,7 @@ import streamlit as st
 from lib import i18n
 from lib import progress_code as pc
 from lib.quiz import grade, load_bank
-from ui import nav, sidebar
+from ui import classroom, nav, sidebar
 from ui.core import lang, num, t
 from ui.sidebar import TEXT_KEPT
 
@@ -37,6 +37,7 @@ STORE_KEY = "app.store"
 PROGRESS_SECTION = "section:app.progress"  # the sidebar's progress and this store: a quiz answer reruns it
 _LATEST = "app.persist.latest"  # {"progress": ...}: what the last run handed the browser (the download reads it)
 LEARNER_KEY = "app.learner"  # the nickname whose progress this session keeps ("" for none)
+CLASS_ENTRY = f"{pc.STORAGE_PREFIX}.class"  # the class joined on this browser (ui/classroom.py), per nickname
 _QUIZ_STATE = re.compile(r"^(quiz|final)\.")  # every quiz's and the final quiz's session keys
 _FINAL_GRADE = re.compile(r"^final\.([a-z0-9_]+:[a-z0-9_]+)\.grade$")
 
@@ -63,7 +64,8 @@ export default function ({ data, setTriggerValue }) {
     const learner = typeof data.learner === "string" ? data.learner : (get(data.learnerEntry) || "");
     const at = (prefix) => (learner ? prefix + "." + learner : prefix);
     setTriggerValue("stored", { sid: data.sid, learner: learner,
-                                code: get(at(data.progressEntry)), text: get(at(data.textEntry)) });
+                                code: get(at(data.progressEntry)), text: get(at(data.textEntry)),
+                                klass: get(at(data.classEntry)) });
   }
 }
 """
@@ -134,6 +136,11 @@ def apply(stored: Mapping) -> None:
 
 # ------------------------------------------------------------------------- the browser's copy
 
+def class_entry(learner: str) -> str:
+    """The local-storage entry of a learner's class membership, named like their progress's."""
+    return f"{CLASS_ENTRY}.{learner}" if learner else CLASS_ENTRY
+
+
 def _examples() -> tuple[str, ...]:
     return tuple(i18n.label(x, "text.example") for x in i18n.LANGS)
 
@@ -159,6 +166,7 @@ def _on_stored() -> None:
         ss["app.persist.sid"] = secrets.token_hex(8)
         return
     ss[LEARNER_KEY] = learner
+    classroom.restore(message.get("klass"))  # the class this learner joined on this browser, if any
     code = message.get("code")
     if isinstance(code, str) and code:
         try:
@@ -190,10 +198,11 @@ def sync() -> None:
         learner = ss.get(LEARNER_KEY, "")
         names = pc.entries(learner)
         save = {pc.LEARNER_ENTRY: learner, names["progress"]: pc.encode(progress),
-                names["text"]: pc.text_to_keep(ss.get("app.text", ""), _examples())}
+                names["text"]: pc.text_to_keep(ss.get("app.text", ""), _examples()),
+                class_entry(learner): classroom.to_keep()}
     _store(key=STORE_KEY, data={"sid": sid, "save": save, "learner": ss.get(LEARNER_KEY),
                                 "learnerEntry": pc.LEARNER_ENTRY, "progressEntry": pc.PROGRESS_ENTRY,
-                                "textEntry": pc.TEXT_ENTRY},
+                                "textEntry": pc.TEXT_ENTRY, "classEntry": CLASS_ENTRY},
            on_stored_change=_on_stored, height=0)
 
 
@@ -320,6 +329,7 @@ def progress_section() -> None:
         st.rerun()  # progress (or the text) came back from the browser: the page shows it too
     sidebar.progress()
     notices()
+    classroom.flush()  # a first answer just given goes to the class, if the learner joined one
     sync()
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lib.quiz import Question, grade, lesson_score, load_bank, record
+from ui import classroom
 from ui.core import lang, num, t
 from ui.persist import PROGRESS_SECTION
 
@@ -73,6 +74,8 @@ def _check(q: Question, key: str, lesson_id: str) -> None:
         ss[f"{key}.problem"] = problem
     else:
         ss[f"{key}.grade"] = g
+        if q.id not in ss.get("quiz.results", {}).get(lesson_id, {}):  # the first answer: the class hears it
+            classroom.queue_answer(lesson_id, q, ss.get(f"{key}.answer"), g.correct)
         ss["quiz.results"] = record(ss.get("quiz.results", {}), lesson_id, q.id, g.correct)
     st.rerun([_section(key), _section(f"quiz.{lesson_id}.score"), PROGRESS_SECTION])
 

@@ -1,0 +1,260 @@
+"""A live class in the app (AppTest): the teacher's page and the learner's join flow, both languages,
+every bad input, against a real class store on a SQLite file in a temporary folder."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from lib import i18n
+from lib.classroom import MAX_PSEUDONYM, ClassStore
+from lib.quiz import load_bank
+from tests.apptest import TIMEOUT, page_text
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    """The app's class store on a fresh SQLite file (the app's cached one cleared before and after)."""
+    from ui import classroom
+
+    url = f"sqlite:///{tmp_path / 'class.db'}"
+    monkeypatch.setenv("ITT_DATABASE_URL", url)
+    classroom.store.clear()
+    classroom._class_state.clear()
+    yield ClassStore(url)
+    classroom.store.clear()
+    classroom._class_state.clear()
+
+
+def _app(lang: str, **params) -> AppTest:
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT)
+    at.query_params["lang"] = lang
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _submit(at: AppTest, form: str, label: str) -> AppTest:
+    at.button(key=f"FormSubmitter:{form}-{label}").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _join(at: AppTest, lang: str, pseudonym: str | None) -> AppTest:
+    if pseudonym is not None:
+        at.text_input(key="class.pseudonym").set_value(pseudonym)
+    return _submit(at, "class.join_form", i18n.ui(lang)["class.join.button"])
+
+
+def _texts(at: AppTest) -> list[str]:
+    return [x.value for x in at.text]
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_a_teacher_starts_a_class_and_gets_code_links_qr_and_dashboard(store, lang):
+    labels = i18n.ui(lang)
+    at = _app(lang)
+    at.switch_page("pages/98_teachers.py").run()
+    at.text_input(key="class.start_name").set_value("3A <b>fisica</b>")
+    _submit(at, "class.start_form", labels["class.start.button"])
+    me = at.session_state["class.teacher"]
+    info = store.class_info(me["code"])
+    assert info is not None and info.name == "3A <b>fisica</b>" and store.verify_teacher(me["code"], me["secret"])
+    codes = [c.value for c in at.code]
+    assert codes[0].endswith(f"/?lang={lang}&class={me['code']}")
+    assert codes[1].endswith(f"/teachers?lang={lang}&class={me['code']}&key={me['secret']}")
+    assert "3A <b>fisica</b>" in _texts(at)  # the class name as text, never markup
+    assert len(at.get("image")) == 1  # the QR code
+    assert labels["class.dash.none"] in [x.value for x in at.info]
+    assert labels["class.unreachable"] not in page_text(at)
+    # The guide stays below: the lesson links are the next code block.
+    assert f"lang={lang}" in codes[2] and len(codes[2].splitlines()) == 8
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_a_learner_joins_by_link_answers_and_the_dashboard_counts_it(store, lang):
+    labels = i18n.ui(lang)
+    created = store.create_class("4B")
+    at = _app(lang, **{"class": created.code.lower()})
+    assert "class" not in at.query_params  # the code leaves the address
+    proposed = at.text_input(key="class.pseudonym").value
+    assert proposed and store.class_info(created.code) is not None
+    assert labels["class.join.privacy"] in page_text(at)
+    _join(at, lang, None)  # the proposed pseudonym, as it is
+    assert at.session_state["class.member"]["pseudonym"] == proposed
+    assert proposed in _texts(at) and labels["class.side.leave"] in [b.label for b in at.button]
+    q = next(q for q in load_bank(lang, "numbers") if q.kind == "choice")
+    at.radio(key=f"quiz.numbers.{q.id}.answer").set_value(int(q.answer))
+    at.button(key=f"FormSubmitter:quiz.numbers.{q.id}.form-{labels['quiz.check']}").click().run()
+    at.radio(key=f"quiz.numbers.{q.id}.answer").set_value((int(q.answer) + 1) % len(q.options))
+    at.button(key=f"FormSubmitter:quiz.numbers.{q.id}.form-{labels['quiz.check']}").click().run()
+    assert not at.exception, at.exception
+    board = store.dashboard(created.code, created.secret)
+    assert [r.pseudonym for r in board.learners] == [proposed]
+    assert board.learners[0].visited == {"numbers"} and board.learners[0].current_lesson == "numbers"
+    (stats,) = [s for s in board.questions if s.question_id == q.id]
+    assert stats.answered == 1 and stats.right == 1  # the first answer only
+    assert [a.answer for a in stats.answers] == [str(int(q.answer))]
+    at.run()
+    at.button(key="class.leave").click().run()
+    assert "class.member" not in at.session_state
+    assert store.dashboard(created.code, created.secret).learners == ()
+
+
+def test_answers_given_before_joining_reach_the_class_on_joining(store):
+    labels = i18n.ui("it")
+    created = store.create_class()
+    at = _app("it")
+    q = next(q for q in load_bank("it", "numbers") if q.kind == "choice")
+    wrong = (int(q.answer) + 1) % len(q.options)
+    at.radio(key=f"quiz.numbers.{q.id}.answer").set_value(wrong)
+    at.button(key=f"FormSubmitter:quiz.numbers.{q.id}.form-{labels['quiz.check']}").click().run()
+    at.run()  # the answer reran its own sections only; the sidebar's class box is drawn by a full run
+    at.text_input(key="class.code_input").set_value(created.code)
+    _submit(at, "class.code_form", labels["class.side.go"])
+    _join(at, "it", "Ada")
+    (stats,) = store.dashboard(created.code, created.secret).questions
+    assert (stats.question_id, stats.answered, stats.right, stats.answers[0].answer) == (q.id, 1, 0, str(wrong))
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+@pytest.mark.parametrize("typed, kept", [
+    ("", None),
+    ("   \u202e\u0007 ", None),
+    ("x" * 10_000, "x" * MAX_PSEUDONYM),
+    ("Ada\u0000\u202eLove\u0007", "AdaLove"),
+    ("<img src=x onerror=alert(1)>", "<img src=x onerror=alert(1)>"),
+])
+def test_every_pseudonym_is_cleaned_or_refused_with_a_message(store, lang, typed, kept):
+    labels = i18n.ui(lang)
+    created = store.create_class()
+    at = _app(lang, **{"class": created.code})
+    _join(at, lang, typed)
+    if kept is None:
+        assert labels["class.err.bad"] in [e.value for e in at.error]
+        assert "class.member" not in at.session_state
+        return
+    assert at.session_state["class.member"]["pseudonym"] == kept
+    assert kept in _texts(at)  # st.text: shown as the characters typed
+    assert all(kept not in m.value for m in at.markdown)  # never as Markdown or HTML
+    assert [r.pseudonym for r in store.dashboard(created.code, created.secret).learners] == [kept]
+
+
+def test_a_pseudonym_taken_in_the_class_asks_for_another(store):
+    created = store.create_class()
+    store.join(created.code, "Ada")
+    at = _app("en", **{"class": created.code})
+    _join(at, "en", " ada ")
+    assert i18n.ui("en")["class.err.taken"] in [e.value for e in at.error]
+    assert "class.member" not in at.session_state
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_wrong_expired_and_closed_classes_say_why(store, lang, tmp_path):
+    labels = i18n.ui(lang)
+    at = _app(lang, **{"class": "ZZZZZZ"})
+    assert labels["class.err.unknown"] in [e.value for e in at.error]
+    old = ClassStore(f"sqlite:///{tmp_path / 'class.db'}", clock=lambda: time.time() - 40 * 86400)
+    expired = old.create_class(days=30)
+    at = _app(lang, **{"class": expired.code})
+    assert labels["class.err.unknown"] in [e.value for e in at.error]
+    closed = store.create_class()
+    at = _app(lang, **{"class": closed.code})
+    store.set_joining(closed.code, closed.secret, False)
+    _join(at, lang, "Ada")
+    assert labels["class.err.closed"] in [e.value for e in at.error]
+    assert "class.member" not in at.session_state
+
+
+def test_wrong_codes_are_limited_per_session(store):
+    labels = i18n.ui("en")
+    created = store.create_class()
+    at = _app("en")
+    for i in range(10):
+        at.text_input(key="class.code_input").set_value(f"WRONG{i}")
+        _submit(at, "class.code_form", labels["class.side.go"])
+        assert labels["class.err.unknown"] in [e.value for e in at.error]
+    at.text_input(key="class.code_input").set_value(created.code)  # even the right one waits now
+    _submit(at, "class.code_form", labels["class.side.go"])
+    assert labels["class.err.limit"] in [e.value for e in at.error]
+    assert "class.pending" not in at.session_state
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_a_teacher_link_with_a_wrong_or_truncated_secret_shows_nothing_of_the_class(store, lang):
+    labels = i18n.ui(lang)
+    created = store.create_class("5C")
+    store.join(created.code, "Ada")
+    for key in ("wrong", created.secret[:-1], created.secret[:8], ""):
+        at = _app(lang, **{"class": created.code, "key": key})
+        at.switch_page("pages/98_teachers.py").run()
+        assert not at.exception, at.exception
+        assert labels["class.bad_key"] in [e.value for e in at.error]
+        assert "Ada" not in page_text(at) + "".join(str(d.value) for d in [*at.dataframe, *at.table])
+        assert "class.teacher" not in at.session_state
+    at = _app(lang, **{"class": created.code, "key": created.secret})
+    at.switch_page("pages/98_teachers.py").run()
+    assert "class" not in at.query_params and "key" not in at.query_params  # the secret leaves the address
+    assert "Ada" in at.table[0].value.index.tolist()
+
+
+def test_the_teacher_paces_the_class_anonymizes_and_deletes_it(store):
+    from ui import classroom
+    from ui.classroom import ORDER
+
+    labels = i18n.ui("it")
+    created = store.create_class()
+    learner = _app("it", **{"class": created.code})
+    _join(learner, "it", "<b>Bea</b>")
+    teacher = _app("it", **{"class": created.code, "key": created.secret})
+    teacher.switch_page("pages/98_teachers.py").run()
+    assert teacher.table[0].value.index.tolist() == ["<b>Bea</b>"]
+    teacher.toggle(key="class.anonymize").set_value(True).run()
+    grid = teacher.table[0].value
+    assert grid.index.tolist() == [i18n.fill(labels["class.dash.learner_n"], n="1")]
+    assert "Bea" not in page_text(teacher) + str(grid) + "".join(str(d.value) for d in teacher.dataframe)
+    teacher.selectbox(key="class.lead_choice").select_index(ORDER.index("attention")).run()
+    teacher.button(key="class.lead").click().run()
+    teacher.selectbox(key="class.upto_choice").select_index(ORDER.index("embeddings")).run()
+    teacher.button(key="class.upto").click().run()
+    assert store.pacing(created.code).lead_lesson == "attention" and store.pacing(created.code).open_upto == "embeddings"
+    classroom._class_state.clear()  # the learner's few seconds of cache, over
+    learner.run()
+    title = i18n.ui("it")["lesson.attention.title"]
+    assert i18n.fill(labels["class.banner.lead"], title=title) in [x.value for x in learner.info]
+    learner.switch_page("pages/05_attention.py").run()
+    assert i18n.fill(labels["class.locked"], title=i18n.ui("it")["lesson.embeddings.title"]) in [
+        w.value for w in learner.warning]
+    teacher.button(key="class.unlead").click().run()
+    teacher.button(key="class.open_all").click().run()
+    assert store.pacing(created.code).lead_lesson is None and store.pacing(created.code).open_upto is None
+    teacher.toggle(key="class.joining").set_value(False).run()
+    assert not store.class_info(created.code).joining_open
+    teacher.button(key="class.delete").click().run()
+    assert store.class_info(created.code) is not None  # not before the confirmation
+    teacher.button(key="class.delete_yes").click().run()
+    assert not teacher.exception, teacher.exception
+    assert store.class_info(created.code) is None
+    assert labels["class.deleted"] in [s.value for s in teacher.success]
+
+
+def test_an_unreachable_database_is_said_and_nothing_raises(tmp_path, monkeypatch):
+    from ui import classroom
+
+    monkeypatch.setenv("ITT_DATABASE_URL", "postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=1")
+    classroom.store.clear()
+    classroom._class_state.clear()
+    try:
+        at = _app("en")
+        at.switch_page("pages/98_teachers.py").run()
+        assert not at.exception, at.exception
+        assert i18n.ui("en")["class.unreachable"] in [e.value for e in at.error]
+        at = _app("en", **{"class": "ABCDEF"})
+        assert i18n.ui("en")["class.err.store"] in [e.value for e in at.error]
+    finally:
+        classroom.store.clear()
+        classroom._class_state.clear()

@@ -1,0 +1,413 @@
+"""A class, from the learner's side: joining, the sidebar's class box, pacing, and what is reported.
+
+A teacher starts a class on the teachers' page (ui/classroom_view.py); a learner joins with the link
+`/?class=CODE` (any page) or the code typed in the sidebar, and picks a pseudonym. From then on this
+module reports to the class store (lib/classroom.py): each lesson opened (once per lesson and
+session), the first answer to each quiz question, and the final quiz's score. The learner's own text
+is never sent. Without a class nothing here touches the store and the course runs as before.
+
+Membership lives in session state (`class.member`) and in the browser's local storage next to the
+learner's progress (ui/persist.py hands it over), so a reload keeps it.
+
+The store is shared by every session (`st.cache_resource`); what every page run asks of it (the
+class's pacing) is cached for a few seconds, so thirty learners cost a few queries a second at most.
+A database that does not answer never stops a lesson: the sidebar says the answers are not reaching
+the class, and they are sent when it answers again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+import streamlit as st
+
+from lib import classroom as C
+from ui import nav
+from ui.core import t
+
+MEMBER = "class.member"  # {"code", "id", "pseudonym"}: this session's membership
+PENDING = "class.pending"  # a class code waiting for the learner's pseudonym (the join panel)
+NOTICE = "class.notice"  # (kind, label): left by a callback, shown once in the sidebar
+QUEUE = "class.queue"  # answers and scores waiting to be sent (a callback queues, the page sends)
+VISITED = "class.visited"  # lessons already reported in this session
+TEACHER = "class.teacher"  # {"code", "secret"}: the teachers' page of this session
+OFFLINE = "class.offline"  # the store did not answer at the last try
+PACING_SECONDS = 3  # how stale a learner's view of the pacing may be
+BANNER_SECONDS = 6  # how often an idle learner's page looks at the pacing (one cached read)
+MAX_QUEUE = 500  # reports kept while the database is down (every lesson question and then some)
+ORDER = [x.id for x in nav.LESSONS] + [nav.FINAL.id]  # the path that "open up to" cuts
+
+
+# ------------------------------------------------------------------------- the store
+
+@st.cache_resource(show_spinner=False)
+def store():
+    """The class store shared by every session; None when it cannot even be set up (bad URL)."""
+    try:
+        return C.ClassStore.from_env()
+    except Exception:  # a malformed ITT_DATABASE_URL, a missing driver: the course goes on without classes
+        return None
+
+
+@st.cache_data(ttl=PACING_SECONDS, max_entries=256, show_spinner=False)
+def _class_state(code: str) -> tuple[str, object, object]:
+    """("ok", class info, pacing), ("gone", None, None) or ("down", None, None), a few seconds old at most."""
+    s = store()
+    if s is None:
+        return "down", None, None
+    try:
+        info = s.class_info(code)
+        if info is None:
+            return "gone", None, None
+        return "ok", info, s.pacing(code)
+    except Exception:  # StoreUnavailable, or a driver error of any kind
+        return "down", None, None
+
+
+def member() -> dict | None:
+    return st.session_state.get(MEMBER)
+
+
+def title(lesson_id: str) -> str:
+    """A lesson's title; an id the course does not know (a newer replica's) as it is."""
+    if lesson_id not in ORDER:
+        return str(lesson_id)
+    return t("final.title") if lesson_id == nav.FINAL.id else t(f"lesson.{lesson_id}.title")
+
+
+def _page_of(lesson_id: str) -> str:
+    return nav.FINAL.path if lesson_id == nav.FINAL.id else next(x.path for x in nav.LESSONS if x.id == lesson_id)
+
+
+def lesson_of(page) -> str | None:
+    """The lesson id of a page of st.navigation (lessons and the final quiz), else None."""
+    path = getattr(page, "url_path", "") or nav.LESSONS[0].id
+    if path == "home":
+        path = nav.LESSONS[0].id
+    return path if path in ORDER else None
+
+
+# ------------------------------------------------------------------------- the address
+
+def take_params(page) -> None:
+    """Before the share link's parameters are read: `class=` (and the teacher's `key=`) leave the
+    address bar into session state, so a reload or a shared screen never shows the key."""
+    code = st.query_params.get("class")
+    if code is None:
+        return
+    key = st.query_params.get("key")
+    for name in ("class", "key"):
+        if name in st.query_params:
+            del st.query_params[name]
+    code = C.normalise_code(code) or ""
+    if key is not None:
+        st.session_state[TEACHER] = {"code": code, "secret": key.strip()}
+        st.session_state.pop("class.teacher_ok", None)
+        return
+    mine = member()
+    if mine and mine["code"] == code:
+        return
+    _ask_to_join(code)
+
+
+def _ask_to_join(code: str) -> None:
+    """A code from a link or the sidebar: open the join panel, or say why not."""
+    ss = st.session_state
+    limiter = ss.setdefault("class.limiter", C.JoinLimiter())
+    if not limiter.allowed():
+        ss[NOTICE] = ("error", "class.err.limit")
+        return
+    state, info, _ = _class_state(code) if code else ("gone", None, None)
+    if state == "down":
+        ss[NOTICE] = ("error", "class.err.store")
+        return
+    if state == "gone":
+        limiter.failed()
+        ss[NOTICE] = ("error", "class.err.unknown")
+        return
+    ss[PENDING] = code
+    s = store()
+    try:
+        ss["class.pseudonym"] = s.suggest_pseudonym(code)
+    except Exception:
+        ss["class.pseudonym"] = ""
+
+
+# ------------------------------------------------------------------------- joining and leaving
+
+def _on_code() -> None:
+    """Callback: a code typed in the sidebar."""
+    _ask_to_join(C.normalise_code(st.session_state.get("class.code_input", "")) or "")
+
+
+def _on_join() -> None:
+    """Callback: the learner picked a pseudonym in the join panel."""
+    ss = st.session_state
+    code = ss.get(PENDING)
+    s = store()
+    if not code or s is None:
+        ss[NOTICE] = ("error", "class.err.store")
+        return
+    try:
+        learner = s.join(code, ss.get("class.pseudonym", ""))
+    except C.UnknownClass:
+        ss[NOTICE] = ("error", "class.err.unknown")
+        ss.pop(PENDING, None)
+        return
+    except C.ClassClosed:
+        ss[NOTICE] = ("error", "class.err.closed")
+        ss.pop(PENDING, None)
+        return
+    except C.PseudonymTaken:
+        ss["class.join_problem"] = "class.err.taken"
+        return
+    except C.BadPseudonym:
+        ss["class.join_problem"] = "class.err.bad"
+        return
+    except Exception:  # StoreUnavailable or a driver error
+        ss["class.join_problem"] = "class.err.store"
+        return
+    ss.pop(PENDING, None)
+    ss[MEMBER] = {"code": learner.code, "id": learner.id, "pseudonym": learner.pseudonym}
+    ss[VISITED] = set()
+    ss[NOTICE] = ("success", "class.join.done")
+    _queue_progress()
+
+
+def _on_cancel() -> None:
+    st.session_state.pop(PENDING, None)
+
+
+def _forget() -> dict | None:
+    """This session is no longer in a class (the browser's copy follows at the end of the run)."""
+    ss = st.session_state
+    for key in (QUEUE, VISITED, "class.final_sent", OFFLINE):
+        ss.pop(key, None)
+    return ss.pop(MEMBER, None)
+
+
+def _on_leave() -> None:
+    """Callback: leave the class (the class forgets this learner's data)."""
+    mine = _forget()
+    s = store()
+    if mine and s is not None:
+        try:
+            s.leave(mine["id"])
+        except Exception:  # the database is down: the class's expiry deletes it anyway
+            pass
+
+
+def join_panel() -> None:
+    """The join panel, above the page, while a code waits for a pseudonym."""
+    ss = st.session_state
+    code = ss.get(PENDING)
+    if not code:
+        return
+    state, info, _ = _class_state(code)
+    if state != "ok":
+        ss.pop(PENDING, None)
+        return
+    with st.container(border=True, key="class.join_panel"):
+        st.subheader(t("class.join.title", name=info.name or info.code))
+        st.markdown(t("class.join.privacy"))
+        with st.form("class.join_form", border=False):
+            st.text_input(t("class.join.pseudonym"), key="class.pseudonym", max_chars=C.MAX_PSEUDONYM,
+                          help=t("class.join.pseudonym_help"))
+            st.form_submit_button(t("class.join.button"), on_click=_on_join, type="primary")
+        problem = ss.pop("class.join_problem", None)
+        if problem:
+            st.error(t(problem))
+        st.button(t("class.join.cancel"), key="class.join_cancel", on_click=_on_cancel)
+
+
+def sidebar() -> None:
+    """The sidebar's class box: a code to join, or the class and pseudonym with "leave"."""
+    ss = st.session_state
+    mine = member()
+    with st.sidebar:
+        notice = ss.pop(NOTICE, None)
+        if notice:
+            kind, label = notice
+            info = _class_state(mine["code"])[1] if mine else None
+            getattr(st, kind)(t(label, name=(info.name or info.code) if info else ""))
+        if mine:
+            with st.container(border=True, key="class.side"):
+                state, info, _ = _class_state(mine["code"])
+                st.caption(t("class.side.in"))
+                st.text(f"{info.name} ({info.code})" if state == "ok" and info.name else mine["code"])
+                st.caption(t("class.side.you"))
+                st.text(mine["pseudonym"])  # as text: whatever it holds is never markup
+                if state == "down" or ss.get(OFFLINE):
+                    st.warning(t("class.side.offline"))
+                st.button(t("class.side.leave"), key="class.leave", on_click=_on_leave)
+        else:
+            with st.expander(t("class.side.join"), expanded=False):
+                with st.form("class.code_form", clear_on_submit=True, border=False):
+                    st.text_input(t("class.side.code"), key="class.code_input", max_chars=12,
+                                  placeholder=t("class.side.code_placeholder"))
+                    st.form_submit_button(t("class.side.go"), on_click=_on_code)
+
+
+# ------------------------------------------------------------------------- pacing
+
+def _go(lesson_id: str) -> None:
+    st.switch_page(_page_of(lesson_id))
+
+
+def _locked(lesson: str | None, pace) -> bool:
+    upto = pace.open_upto if pace is not None else None
+    return lesson is not None and upto in ORDER and ORDER.index(lesson) > ORDER.index(upto)
+
+
+def _banner(lesson: str | None, was_locked: bool) -> None:
+    """The teacher's lead, as a banner with a button to go there; a fragment that looks again every
+    few seconds, so an idle learner sees it come (and a lesson just closed or opened reruns the page)."""
+    mine = member()
+    if not mine:
+        return
+    state, _, pace = _class_state(mine["code"])
+    if state != "ok":
+        return
+    if _locked(lesson, pace) != was_locked:
+        st.rerun(scope="app")
+    lead = pace.lead_lesson
+    if lead in ORDER and lead != lesson:
+        with st.container(border=True, key="class.banner"):
+            st.info(t("class.banner.lead", title=title(lead)), icon="🧑‍🏫")
+            if st.button(t("class.banner.go", title=title(lead)), key="class.banner_go", type="primary"):
+                _go(lead)
+
+
+def before_page(page) -> bool:
+    """Above the page: the join panel, the teacher's banner, and the lesson's visit reported.
+    Returns False when the lesson is not open to the class yet (a notice and a link instead)."""
+    join_panel()
+    mine = member()
+    if not mine:
+        return True
+    state, info, pace = _class_state(mine["code"])
+    if state == "gone":  # deleted or expired: the class is over for this browser too
+        _forget()
+        return True
+    if state == "down":
+        return True
+    lesson = lesson_of(page)
+    locked = _locked(lesson, pace)
+    st.fragment(run_every=BANNER_SECONDS)(_banner)(lesson, locked)
+    if locked:
+        upto = pace.open_upto
+        st.warning(t("class.locked", title=title(upto)))
+        st.page_link(_page_of(upto), label=t("class.locked.go", title=title(upto)))
+        return False
+    if lesson is not None:
+        visited = st.session_state.setdefault(VISITED, set())
+        if lesson not in visited and _send(lambda s: s.record_visit(mine["id"], lesson)):
+            visited.add(lesson)
+    return True
+
+
+# ------------------------------------------------------------------------- reporting
+
+def _send(call) -> bool:
+    """Run one write on the store; False (and the sidebar's notice) when it does not answer."""
+    s = store()
+    ok = False
+    if s is not None:
+        try:
+            call(s)
+            ok = True
+        except C.UnknownLearner:  # they left on another tab, or the class was deleted: no longer in it
+            _forget()
+            return True
+        except Exception:  # StoreUnavailable or a driver error: the lesson goes on
+            ok = False
+    st.session_state[OFFLINE] = not ok
+    return ok
+
+
+def answer_text(q, response) -> str:
+    """What a first answer is sent as: the option's number for a choice (the same in every language),
+    the number as typed (trimmed, at most 40 characters) otherwise."""
+    if q.kind == "choice":
+        return str(int(response))
+    return str(response).strip()[:40]
+
+
+def queue_answer(lesson_id: str, q, response, correct: bool) -> None:
+    """From the quiz's Check callback: a first answer, to send after it (flush)."""
+    if member():
+        queue = st.session_state.setdefault(QUEUE, [])
+        if len(queue) < MAX_QUEUE:
+            queue.append(("answer", lesson_id, q.id, answer_text(q, response), bool(correct)))
+
+
+def _queue_progress() -> None:
+    """On joining: the answers already kept in this browser's progress go to the class too."""
+    from ui.persist import current  # persist hands membership to the browser: imported late, no cycle
+
+    progress = current()
+    banks = _banks()
+    queue = st.session_state.setdefault(QUEUE, [])
+    for lesson, answers in progress["results"].items():
+        for qid, correct in answers.items():
+            q = banks.get(lesson, {}).get(qid)
+            response = progress["responses"].get(f"{lesson}:{qid}")
+            if q is not None and response is not None:
+                queue.append(("answer", lesson, qid, answer_text(q, response), bool(correct)))
+
+
+def _banks() -> dict:
+    from lib.quiz import load_bank
+    from ui.core import lang
+
+    return {x.id: {q.id: q for q in load_bank(lang(), x.id)} for x in nav.LESSONS}
+
+
+def report_final(correct: int, total: int) -> None:
+    """The final quiz's score, once it is complete (sent again only if it changes)."""
+    mine = member()
+    if not mine or st.session_state.get("class.final_sent") == (mine["code"], correct, total):
+        return
+    if _send(lambda s: s.record_final(mine["id"], correct, total)):
+        st.session_state["class.final_sent"] = (mine["code"], correct, total)
+
+
+def flush() -> None:
+    """Send what the callbacks queued (in the sidebar's progress section, which a quiz answer reruns)."""
+    mine = member()
+    queue = st.session_state.get(QUEUE)
+    if not mine or not queue:
+        return
+    while queue:
+        kind, lesson, qid, answer, correct = queue[0]
+        if not _send(lambda s: s.record_answer(mine["id"], lesson, qid, answer, correct)):
+            return  # kept for the next run
+        queue.pop(0)
+
+
+# ------------------------------------------------------------------------- the browser's copy
+
+def to_keep() -> str:
+    """The membership as the browser keeps it ("" for none)."""
+    mine = member()
+    return json.dumps(mine, separators=(",", ":")) if mine else ""
+
+
+def restore(raw: object) -> None:
+    """The membership the browser kept, back into a new session (unless this session has its own)."""
+    if member() or not isinstance(raw, str) or not raw:
+        return
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return
+    if not isinstance(data, Mapping) or not all(isinstance(data.get(k), (str, int)) for k in ("code", "id", "pseudonym")):
+        return
+    s = store()
+    try:
+        learner = s.learner(str(data["id"])) if s is not None else None
+    except Exception:  # the database is down: keep the membership, the reports wait for it
+        learner = C.Learner(str(data["id"]), C.normalise_code(str(data["code"])), str(data["pseudonym"])[:64])
+    if learner is not None and learner.code == C.normalise_code(str(data["code"])):
+        st.session_state[MEMBER] = {"code": learner.code, "id": learner.id, "pseudonym": learner.pseudonym}

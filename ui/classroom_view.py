@@ -1,0 +1,249 @@
+"""A class, from the teacher's side: start it, hand out its code, watch it live, pace it, export it.
+
+Drawn at the top of the teachers' page. Everything that reads or changes a class goes through the
+class store with the teacher's secret (lib/classroom.py checks it); this session keeps the code and
+the secret (`class.teacher`) from the moment the class is started or the teacher link is opened.
+The dashboard is a fragment that reruns alone every few seconds, only while the page is open.
+
+Pseudonyms are what learners typed: they are shown only in tables (st.dataframe, st.table) and
+st.text, never as Markdown or HTML.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+
+import pandas as pd
+import streamlit as st
+
+from lib import class_board as B
+from lib import class_links as L
+from lib import classroom as C
+from lib.quiz import load_bank
+from ui import classroom, nav
+from ui.classroom import TEACHER, title
+from ui.core import lang, num, t
+
+REFRESH_SECONDS = 2.5
+ANONYMIZE = "class.anonymize"
+
+
+def _ping(s) -> bool:
+    try:
+        return s.ping() is not False
+    except Exception:
+        return False
+
+
+def _on_start() -> None:
+    """Callback: start a class with the name typed (optional)."""
+    ss = st.session_state
+    s = classroom.store()
+    try:
+        created = s.create_class(name=(ss.get("class.start_name") or "").strip() or None)
+    except Exception:
+        ss["class.teacher_problem"] = "class.store_error"
+        return
+    ss[TEACHER] = {"code": created.code, "secret": created.secret}
+    ss["class.teacher_ok"] = created.code
+
+
+def _on_forget() -> None:
+    st.session_state.pop(TEACHER, None)
+    st.session_state.pop("class.teacher_ok", None)
+
+
+def _act(method: str, *args) -> None:
+    """Callback: one teacher action on the class (pacing, joining, delete)."""
+    ss = st.session_state
+    me = ss.get(TEACHER) or {}
+    try:
+        getattr(classroom.store(), method)(me.get("code"), me.get("secret"), *args)
+    except Exception:
+        ss["class.teacher_problem"] = "class.store_error"
+        return
+    classroom._class_state.clear()  # this session sees its own change at once
+    if method == "delete_class":
+        _on_forget()
+        ss["class.teacher_problem"] = "class.deleted"
+    ss.pop("class.confirm_delete", None)
+
+
+def _teacher() -> dict | None:
+    """The class of this session's teacher, checked once per code and secret; None otherwise."""
+    ss = st.session_state
+    me = ss.get(TEACHER)
+    if not me:
+        return None
+    if ss.get("class.teacher_ok") != me["code"]:
+        try:
+            ok = bool(me["code"]) and classroom.store().verify_teacher(me["code"], me["secret"])
+        except Exception:
+            ok = False
+        if not ok:
+            st.error(t("class.bad_key"))
+            _on_forget()
+            return None
+        ss["class.teacher_ok"] = me["code"]
+    return me
+
+
+def render(root: str) -> None:
+    """The teachers' page's class section: start a class, or the class of this session."""
+    ss = st.session_state
+    st.header(t("class.start.header"))
+    s = classroom.store()
+    if s is None or not _ping(s):
+        st.error(t("class.unreachable"))
+        return
+    problem = ss.pop("class.teacher_problem", None)
+    if problem:
+        (st.success if problem == "class.deleted" else st.error)(t(problem))
+    me = _teacher()
+    if me is None:
+        st.markdown(t("class.start.intro"))
+        with st.form("class.start_form", border=False):
+            st.text_input(t("class.start.name"), key="class.start_name", max_chars=60,
+                          placeholder=t("class.start.name_placeholder"))
+            st.form_submit_button(t("class.start.button"), on_click=_on_start, type="primary")
+        return
+    info = s.class_info(me["code"])
+    if info is None:
+        st.error(t("class.bad_key"))
+        _on_forget()
+        return
+    _handout(root, info, me)
+    st.fragment(run_every=REFRESH_SECONDS)(_live)(me["code"], me["secret"])
+    _pacing(me)
+    _export(me)
+
+
+def _handout(root: str, info, me: dict) -> None:
+    """The code (big), the join link and its QR code, the private teacher link."""
+    link = L.join_link(root, info.code, lang())
+    left, right = st.columns([3, 2])
+    with left:
+        if info.name:
+            st.text(info.name)
+        st.caption(t("class.code"))
+        st.html(f"<p style='font-size:3.5rem;font-family:monospace;letter-spacing:.25em;margin:0'>"
+                f"{html.escape(info.code)}</p>")
+        st.caption(t("class.join_link"))
+        st.code(link, language=None, wrap_lines=True)
+        st.caption(t("class.teacher_link"))
+        st.code(L.teacher_link(root, info.code, me["secret"], lang()), language=None, wrap_lines=True)
+        expires = dt.datetime.fromtimestamp(info.expires_at, dt.timezone.utc)
+        st.caption(t("class.expires", date=expires.strftime("%Y-%m-%d")))
+        st.button(t("class.forget"), key="class.forget", on_click=_on_forget)
+    right.image(_qr(link), alt=t("class.qr_alt", code=info.code), width=260)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _qr(link: str) -> bytes:
+    return L.qr_png(link)
+
+
+def _live(code: str, secret: str) -> None:
+    """The dashboard: redrawn alone every few seconds."""
+    st.subheader(t("class.dash.header"))
+    st.caption(t("class.dash.refresh"))
+    s = classroom.store()
+    try:
+        board = s.dashboard(code, secret)
+    except Exception:
+        st.error(t("class.unreachable"))
+        return
+    anonymize = st.toggle(t("class.dash.anonymize"), key=ANONYMIZE)
+    st.metric(t("class.dash.learners"), num(len(board.learners)))
+    if not board.learners:
+        st.info(t("class.dash.none"))
+        return
+    _board(board, anonymize)
+
+
+def _board(board, anonymize: bool) -> None:
+    """The four tables: learners × lessons, where they are now, the most missed, every question."""
+    order = classroom.ORDER
+    st.markdown(f"**{t('class.dash.grid')}**")
+    st.caption(t("class.dash.grid_help"))
+    cols = [t("class.dash.col.learner"), t("class.dash.col.now"), *(title(x) for x in order[:-1]),
+            t("class.dash.col.final")]
+    rows = B.titled(B.grid(board, order[:-1], anonymize, t("class.dash.learner_n"), t("class.dash.visited")),
+                    title, column=1)
+    st.table(pd.DataFrame(rows, columns=cols).set_index(cols[0]))  # an HTML table: text, escaped, readable on a projector
+    left, right = st.columns([1, 2])
+    with left:
+        st.markdown(f"**{t('class.dash.now')}**")
+        here = B.titled(B.on_lesson(board, order), title)
+        st.table(pd.DataFrame(here, columns=[t("class.dash.col.lesson"), t("class.dash.col.count")])
+                 .set_index(t("class.dash.col.lesson")))
+    questions = _questions()
+    q_cols = [t("class.dash.col.lesson"), t("class.dash.col.question"), t("class.dash.col.answers"),
+              t("class.dash.col.right"), t("class.dash.col.answer")]
+    pct = st.column_config.ProgressColumn(q_cols[3], format="percent", min_value=0.0, max_value=1.0)
+    with right:
+        st.markdown(f"**{t('class.dash.missed')}**")
+        missed = B.titled(B.question_rows(board.most_wrong, questions), title)
+        st.dataframe(pd.DataFrame(missed, columns=q_cols), hide_index=True, key="class.missed",
+                     column_config={q_cols[3]: pct})
+    st.markdown(f"**{t('class.dash.questions')}**")
+    every = B.titled(B.question_rows(board.questions, questions), title)
+    if every:
+        st.dataframe(pd.DataFrame(every, columns=q_cols), hide_index=True, key="class.questions",
+                     column_config={q_cols[3]: pct})
+    else:
+        st.caption(t("class.dash.no_answers"))
+
+
+def _questions() -> dict:
+    """Every lesson question by (lesson, id), in the teacher's language."""
+    return {(x.id, q.id): q for x in nav.LESSONS for q in load_bank(lang(), x.id)}
+
+
+def _lesson_options() -> list[str]:
+    return classroom.ORDER
+
+
+def _pacing(me: dict) -> None:
+    """Lead the class to a lesson; open lessons up to one; joining open or closed. All undoable."""
+    st.subheader(t("class.pace.header"))
+    pace = classroom.store().pacing(me["code"])
+    info = classroom.store().class_info(me["code"])
+    options = _lesson_options()
+    names = {x: title(x) for x in options}  # the words of this run's language, not of the caller's
+    c1, c2 = st.columns(2)
+    with c1:
+        lead = st.selectbox(t("class.pace.lesson"), options, format_func=lambda x: names.get(x, x), key="class.lead_choice")
+        st.button(t("class.pace.lead"), key="class.lead", on_click=_act, args=("set_lead", lead))
+        if pace.lead_lesson:
+            st.info(t("class.pace.leading", title=title(pace.lead_lesson)))
+            st.button(t("class.pace.unlead"), key="class.unlead", on_click=_act, args=("set_lead", None))
+    with c2:
+        upto = st.selectbox(t("class.pace.lesson"), options, format_func=lambda x: names.get(x, x), key="class.upto_choice")
+        st.button(t("class.pace.open_upto"), key="class.upto", on_click=_act, args=("set_open_upto", upto))
+        if pace.open_upto:
+            st.info(t("class.pace.opened", title=title(pace.open_upto)))
+            st.button(t("class.pace.open_all"), key="class.open_all", on_click=_act, args=("set_open_upto", None))
+        else:
+            st.caption(t("class.pace.all_open"))
+    st.session_state["class.joining"] = bool(info.joining_open)
+    st.toggle(t("class.joining"), key="class.joining",
+              on_change=lambda: _act("set_joining", bool(st.session_state.get("class.joining"))))
+
+
+def _export(me: dict) -> None:
+    """The results as CSV (built when clicked), and deleting the class after a confirmation."""
+    ss = st.session_state
+    st.subheader(t("class.export.header"))
+    code, secret = me["code"], me["secret"]
+    st.download_button(t("class.export.csv"), data=lambda: classroom.store().export_csv(code, secret),
+                       file_name=f"class-{code}.csv", mime="text/csv", key="class.export", on_click="ignore")
+    if not ss.get("class.confirm_delete"):
+        st.button(t("class.delete"), key="class.delete",
+                  on_click=lambda: ss.__setitem__("class.confirm_delete", True))
+        return
+    st.warning(t("class.delete_confirm"))
+    c1, c2 = st.columns(2)
+    c1.button(t("class.delete_yes"), key="class.delete_yes", type="primary", on_click=_act, args=("delete_class",))
+    c2.button(t("class.delete_no"), key="class.delete_no", on_click=lambda: ss.pop("class.confirm_delete", None))
