@@ -52,8 +52,12 @@ COPY --from=build /opt/inside-transformer /opt/inside-transformer
 #   ITT_CAPTURE_BUDGET_MB  bytes for all cached captures, in MB (least recently used evicted first)
 #   ITT_HUB_MODELS         on/off: may learners load Hugging Face hub models
 #   ITT_HUB_MAX_PARAMS_M   largest hub model allowed, in millions of parameters
+# The class store's SQLite file goes to the learner user's home (the model cache
+# above is read-only); replicas on several machines set a PostgreSQL URL instead
+# (docs/classroom-data.md).
 ENV PATH=/app/.venv/bin:${PATH} \
     INSIDE_TRANSFORMER_CACHE=/opt/inside-transformer \
+    ITT_DATABASE_URL=sqlite:////home/learner/classroom.sqlite3 \
     ITT_CAPTURE_BUDGET_MB=384 \
     ITT_HUB_MODELS=on \
     ITT_HUB_MAX_PARAMS_M=1500 \

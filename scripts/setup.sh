@@ -3,7 +3,8 @@
 #
 #   scripts/setup.sh          virtualenv + Python packages + vendored JS
 #   scripts/setup.sh --test   the same, plus the browser the e2e tests drive
-#                             (Debian's chromium and an emoji font)
+#                             (Debian's chromium and an emoji font), nginx for the
+#                             replicas test and PostgreSQL for the class store's tests
 #
 # Pip work is skipped when .venv/.stamp holds the hash of both requirements
 # files, so a second run takes a second or two. On CI (CI=true) a browser that
@@ -107,6 +108,38 @@ if [ "$MODE" = test ]; then
     log "nginx: $("$NGINX" -v 2>&1)"
   elif [ "${CI:-}" = true ]; then
     log "ERROR: CI=true and $NGINX is missing; the replicas test must run on CI."
+    exit 1
+  fi
+fi
+
+# --- PostgreSQL for the class store's tests (tests/test_classroom_store.py) ---------
+# The tests run the class store against a real PostgreSQL server they start themselves
+# (initdb into a temporary folder, pg_ctl on a free port: tests/postgres.py). Only
+# Debian's binaries are needed; the package's own service is not started here.
+if [ "$MODE" = test ]; then
+  pg_bin() { ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n 1; }
+  if [ -z "$(pg_bin)" ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      log "installing postgresql with apt-get"
+      export DEBIAN_FRONTEND=noninteractive
+      own_policy=
+      if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && own_policy=1
+      fi
+      if ! { apt-get update -q && apt-get install -y -q postgresql; }; then
+        log "apt-get could not install postgresql"
+      fi
+      if [ -n "$own_policy" ]; then rm -f /usr/sbin/policy-rc.d; fi
+    else
+      log "PostgreSQL is missing and this is not root on Debian: install it with"
+      log "  sudo apt-get update && sudo apt-get install -y postgresql"
+      log "the class store's PostgreSQL tests will be skipped until then."
+    fi
+  fi
+  if [ -n "$(pg_bin)" ]; then
+    log "postgresql: $("$(pg_bin)" --version 2>&1)"
+  elif [ "${CI:-}" = true ]; then
+    log "ERROR: CI=true and PostgreSQL (initdb) is missing; the class store must be tested on it."
     exit 1
   fi
 fi

@@ -113,3 +113,26 @@ def real_gemma():
     from lib.models import GEMMA_MODEL, load_model
 
     return load_model(GEMMA_MODEL)
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A real PostgreSQL server for the whole run (tests/postgres.py), stopped at the end.
+
+    Missing PostgreSQL skips the tests that need it, except on CI (CI=true), where it fails them:
+    `make test` installs Debian's postgresql as root.
+    """
+    import os
+
+    from tests.postgres import PostgresMissing, PostgresServer
+
+    try:
+        server = PostgresServer()
+    except PostgresMissing as e:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and {e}", pytrace=False)
+        pytest.skip(str(e))
+    try:
+        yield server.start()
+    finally:
+        server.stop()

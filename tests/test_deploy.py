@@ -20,6 +20,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 K8S = REPO / "deploy" / "k8s"
+K8S_DB = K8S / "postgres"  # the optional PostgreSQL for replicas sharing a class
+DB_SECRET = "inside-transformer-db"
 NGINX_DIR = REPO / "deploy" / "nginx"
 KUBERNETES_VERSION = "1.37.0"  # the newest schemas bundled with kubernetes-validate 1.37.0
 SETTINGS = ("ITT_CAPTURE_BUDGET_MB", "ITT_HUB_MODELS", "ITT_HUB_MAX_PARAMS_M")
@@ -30,10 +32,10 @@ sys.path.insert(0, str(NGINX_DIR))
 import render  # noqa: E402  (deploy/nginx/render.py)
 
 
-def _docs() -> dict[str, dict]:
-    """Every manifest in deploy/k8s, by kind."""
+def _docs(folder: Path = K8S) -> dict[str, dict]:
+    """Every manifest in a folder (deploy/k8s, or its postgres/ option), by kind."""
     out = {}
-    for path in sorted(K8S.glob("*.yaml")):
+    for path in sorted(folder.glob("*.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):
             if doc:
                 out[doc["kind"]] = doc
@@ -88,7 +90,7 @@ def test_deployment_probes_resources_and_settings():
     assert port_names == {"http": 8501}
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert c[probe]["httpGet"] == {"path": HEALTH, "port": "http"}, probe
-    env = {e["name"]: e["value"] for e in c["env"]}
+    env = {e["name"]: e.get("value") for e in c["env"]}
     assert set(SETTINGS) <= set(env)
     assert env["ITT_HUB_MODELS"] in ("on", "off")
     assert int(env["ITT_CAPTURE_BUDGET_MB"]) > 0 and int(env["ITT_HUB_MAX_PARAMS_M"]) > 0
@@ -125,6 +127,61 @@ def test_service_and_ingress_point_at_the_pods_with_cookie_affinity():
 
     hpa = docs["HorizontalPodAutoscaler"]
     assert hpa["spec"]["scaleTargetRef"]["name"] == docs["Deployment"]["metadata"]["name"]
+
+
+def test_postgres_option_is_valid_kubernetes_offline(no_network):
+    import kubernetes_validate
+
+    docs = _docs(K8S_DB)
+    assert set(docs) == {"StatefulSet", "Service", "NetworkPolicy"}
+    for doc in docs.values():
+        kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+
+
+def test_replicas_read_the_database_url_from_the_secret_the_postgres_option_uses():
+    app = _docs()["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    (url,) = [e for e in app["env"] if e["name"] == "ITT_DATABASE_URL"]
+    ref = url["valueFrom"]["secretKeyRef"]
+    assert ref == {"name": DB_SECRET, "key": "url", "optional": True}  # one replica runs without it
+
+    db = _docs(K8S_DB)
+    sts, svc, policy = db["StatefulSet"], db["Service"], db["NetworkPolicy"]
+    pod = sts["spec"]["template"]
+    (pg,) = pod["spec"]["containers"]
+    env = {e["name"]: e for e in pg["env"]}
+    assert env["POSTGRES_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": DB_SECRET, "key": "password"}
+    # Data on a volume claimed per pod, mounted where PGDATA lives.
+    (claim,) = sts["spec"]["volumeClaimTemplates"]
+    mounts = {m["name"]: m["mountPath"] for m in pg["volumeMounts"]}
+    assert env["PGDATA"]["value"].startswith(mounts[claim["metadata"]["name"]] + "/")
+    assert claim["spec"]["accessModes"] == ["ReadWriteOnce"]
+    # The Service is the host in the documented URL, and it selects the database pod.
+    assert sts["spec"]["serviceName"] == svc["metadata"]["name"] == DB_SECRET
+    assert svc["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
+    (port,) = svc["spec"]["ports"]
+    assert port["port"] == 5432 and port["targetPort"] == pg["ports"][0]["name"]
+    text = (K8S_DB / "statefulset.yaml").read_text()
+    assert f"kubectl create secret generic {DB_SECRET}" in text
+    assert f"@{svc['metadata']['name']}:5432/{env['POSTGRES_DB']['value']}" in text
+    # Only the course's pods may connect.
+    app_labels = _docs()["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+    (rule,) = policy["spec"]["ingress"]
+    assert rule["from"][0]["podSelector"]["matchLabels"].items() <= app_labels.items()
+    # Not root, like the app.
+    assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
+    assert pg["securityContext"]["allowPrivilegeEscalation"] is False
+
+
+def test_the_class_store_settings_are_documented():
+    doc = (REPO / "docs" / "classroom-data.md").read_text()
+    for needle in ("ITT_DATABASE_URL", "ITT_CLASS_DAYS", "deploy/k8s/postgres", DB_SECRET, "sqlite"):
+        assert needle in doc, needle
+    assert "ITT_DATABASE_URL" in (NGINX_DIR / "README.md").read_text()
+    assert "ITT_DATABASE_URL" in (NGINX_DIR / "inside-transformer@.service").read_text()
+    # The image keeps its SQLite file in the writable home, not in the read-only model cache.
+    run = re.split(r"^FROM ", (REPO / "Dockerfile").read_text(), flags=re.M)[-1]
+    assert re.search(r"^\s+ITT_DATABASE_URL=sqlite:////home/learner/\S+", run, flags=re.M)
 
 
 # --- Dockerfile ------------------------------------------------------------------------
