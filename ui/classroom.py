@@ -179,7 +179,7 @@ def _on_cancel() -> None:
     st.session_state.pop(PENDING, None)
 
 
-def _forget() -> dict | None:
+def forget() -> dict | None:
     """This session is no longer in a class (the browser's copy follows at the end of the run)."""
     ss = st.session_state
     for key in (QUEUE, VISITED, "class.final_sent", OFFLINE):
@@ -189,7 +189,7 @@ def _forget() -> dict | None:
 
 def _on_leave() -> None:
     """Callback: leave the class (the class forgets this learner's data)."""
-    mine = _forget()
+    mine = forget()
     s = store()
     if mine and s is not None:
         try:
@@ -289,7 +289,7 @@ def before_page(page) -> bool:
         return True
     state, info, pace = _class_state(mine["code"])
     if state == "gone":  # deleted or expired: the class is over for this browser too
-        _forget()
+        forget()
         return True
     if state == "down":
         return True
@@ -319,7 +319,7 @@ def _send(call) -> bool:
             call(s)
             ok = True
         except C.UnknownLearner:  # they left on another tab, or the class was deleted: no longer in it
-            _forget()
+            forget()
             return True
         except Exception:  # StoreUnavailable or a driver error: the lesson goes on
             ok = False
