@@ -308,6 +308,8 @@ class ClassStore:
         if db and db != ":memory:" and not db.startswith("file:"):
             try:
                 Path(db).parent.mkdir(parents=True, exist_ok=True)
+                # Readable by the server's user only (SQLite gives its -wal and -shm files the same).
+                os.close(os.open(db, os.O_CREAT | os.O_WRONLY, 0o600))
             except OSError:
                 pass  # ping() and every method report it
         self.connect_args = {"timeout": BUSY_TIMEOUT_S}

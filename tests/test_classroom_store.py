@@ -199,6 +199,9 @@ def test_the_database_has_the_declared_tables(store):
 def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(tmp_path):
     store = ClassStore(f"sqlite:///{tmp_path / 'c.db'}")
     try:
+        store.create_class()
+        for name in ("c.db", "c.db-wal", "c.db-shm"):
+            assert (tmp_path / name).stat().st_mode & 0o777 == 0o600, name  # the server's user only
         with store._engine.connect() as conn:
             assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
             assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == cr.BUSY_TIMEOUT_S * 1000

@@ -179,7 +179,7 @@ def _on_cancel() -> None:
     st.session_state.pop(PENDING, None)
 
 
-def _forget() -> dict | None:
+def forget() -> dict | None:
     """This session is no longer in a class (the browser's copy follows at the end of the run)."""
     ss = st.session_state
     for key in (QUEUE, VISITED, "class.final_sent", OFFLINE):
@@ -189,7 +189,7 @@ def _forget() -> dict | None:
 
 def _on_leave() -> None:
     """Callback: leave the class (the class forgets this learner's data)."""
-    mine = _forget()
+    mine = forget()
     s = store()
     if mine and s is not None:
         try:
@@ -209,7 +209,9 @@ def join_panel() -> None:
         ss.pop(PENDING, None)
         return
     with st.container(border=True, key="class.join_panel"):
-        st.subheader(t("class.join.title", name=info.name or info.code))
+        st.subheader(t("class.join.title", name=info.code))
+        if info.name:
+            st.text(info.name)  # the teacher's words: as text, never markup
         st.markdown(t("class.join.privacy"))
         with st.form("class.join_form", border=False):
             st.text_input(t("class.join.pseudonym"), key="class.pseudonym", max_chars=C.MAX_PSEUDONYM,
@@ -229,8 +231,7 @@ def sidebar() -> None:
         notice = ss.pop(NOTICE, None)
         if notice:
             kind, label = notice
-            info = _class_state(mine["code"])[1] if mine else None
-            getattr(st, kind)(t(label, name=(info.name or info.code) if info else ""))
+            getattr(st, kind)(t(label, name=mine["code"] if mine else ""))
         if mine:
             with st.container(border=True, key="class.side"):
                 state, info, _ = _class_state(mine["code"])
@@ -288,7 +289,7 @@ def before_page(page) -> bool:
         return True
     state, info, pace = _class_state(mine["code"])
     if state == "gone":  # deleted or expired: the class is over for this browser too
-        _forget()
+        forget()
         return True
     if state == "down":
         return True
@@ -318,7 +319,7 @@ def _send(call) -> bool:
             call(s)
             ok = True
         except C.UnknownLearner:  # they left on another tab, or the class was deleted: no longer in it
-            _forget()
+            forget()
             return True
         except Exception:  # StoreUnavailable or a driver error: the lesson goes on
             ok = False
@@ -374,16 +375,15 @@ def report_final(correct: int, total: int) -> None:
 
 
 def flush() -> None:
-    """Send what the callbacks queued (in the sidebar's progress section, which a quiz answer reruns)."""
+    """Send what the callbacks queued, in one transaction (in the sidebar's progress section, which a
+    quiz answer reruns); kept for the next run when the database does not answer."""
     mine = member()
     queue = st.session_state.get(QUEUE)
     if not mine or not queue:
         return
-    while queue:
-        kind, lesson, qid, answer, correct = queue[0]
-        if not _send(lambda s: s.record_answer(mine["id"], lesson, qid, answer, correct)):
-            return  # kept for the next run
-        queue.pop(0)
+    batch = [(lesson, qid, answer, correct) for _, lesson, qid, answer, correct in queue]
+    if _send(lambda s: s.record_answers(mine["id"], batch)):
+        del queue[:len(batch)]
 
 
 # ------------------------------------------------------------------------- the browser's copy

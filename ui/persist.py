@@ -266,6 +266,7 @@ def _clear_session_progress() -> None:
     ss["app.text"] = t("text.example")
     ss[TEXT_KEPT] = ss["app.text"]
     ss.pop("app.learner.confirm", None)
+    classroom.forget()  # another learner at this browser is not in the last one's class (theirs comes back)
 
 
 def _on_nickname() -> None:
