@@ -19,7 +19,7 @@ import pytest
 
 from lib import i18n
 from tests.e2e import axe
-from tests.e2e.conftest import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto
+from tests.e2e.conftest import APP_TIMEOUT_MS, CHARTS, SERVER_WARM_TIMEOUT_MS, click, goto
 
 pytestmark = pytest.mark.e2e
 
@@ -76,3 +76,27 @@ def test_no_page_scrolls_sideways_on_phones_and_tablets(page, app_url):
         page.set_viewport_size({"width": SIZES["phone"][0], "height": SIZES["phone"][1]})
     assert not wide, "\n".join(wide)
 
+
+
+@pytest.mark.parametrize("path", ["", "attention"])
+def test_every_chart_has_an_accessible_name(page, app_url, path):
+    """Every chart on the numbers lesson (st.plotly_chart) and on the attention lesson (the overview
+    by st.plotly_chart, the live charts by ui.live_chart), scrolled to its end, is a figure a screen
+    reader announces by what it shows, in the course's language."""
+    import re
+
+    from playwright.sync_api import expect
+
+    goto(page, f"{app_url}/{path}?lang=it", timeout=SERVER_WARM_TIMEOUT_MS)
+    axe.scroll_to_end(page, SERVER_WARM_TIMEOUT_MS)
+    charts = page.locator(CHARTS)
+    shown = [charts.nth(i) for i in range(charts.count()) if charts.nth(i).evaluate("e => e.checkVisibility()")]
+    assert len(shown) >= 2
+    axes = i18n.ui("it")["chart.axes"].split("{")[0]
+    names = []
+    for chart in shown:
+        expect(chart).to_have_role("figure")
+        expect(chart).to_have_accessible_name(re.compile(r"\w{4,}"))
+        names.append(chart.get_attribute("aria-label"))
+    assert any(axes in n for n in names), names  # in Italian
+    assert i18n.ui("it")["chart.unnamed"] not in names
