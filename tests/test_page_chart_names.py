@@ -28,3 +28,14 @@ def test_every_chart_is_named_in_italian(page):
     assert not unnamed, unnamed
     english = {k: v for k, v in names.items() if i18n.ui("en")["chart.axes"].split("{")[0] in v}
     assert not english, english  # the axes' sentence is the course's language
+
+
+def test_the_name_is_the_description_or_the_title_then_the_axes():
+    from ui.figures import accessible_name
+
+    spec = {"layout": {"title": {"text": "<b>Head 3</b><br>layer 2"}, "xaxis": {"title": "key"},
+                       "yaxis": {"title": {"text": "query"}}}}
+    assert accessible_name(spec, None, "{y} by {x}") == "Head 3 layer 2. query by key"  # tags become spaces
+    assert accessible_name(spec, "A heatmap", "{y} by {x}") == "A heatmap. query by key"
+    assert accessible_name({"layout": {"xaxis": {"title": "x"}}}, None, "{y} by {x}") == ""  # one axis says little
+    assert accessible_name({}, None, "{y} by {x}") == ""

@@ -23,7 +23,7 @@ from lib.capture import DEFAULT_MAX_TOKENS
 from lib.quiz import Question, grade
 from ui.core import lang, model, model_name, num, t, text
 from ui.cache import get_capture
-from ui.figures import Spec, accessible_name, localized
+from ui.figures import Spec, accessible_name, localized, title_text
 
 FORMATS = ("png", "svg")
 FORMAT_KEY = "app.image_format"
@@ -44,8 +44,7 @@ def chart_name(spec: dict, key: str | None) -> str:
     about = None
     for k in (key, (key or "").rpartition("_")[0]):
         if k and t(f"chart.{k}") != f"chart.{k}":
-            about = t(f"chart.{k}", title=accessible_name({"layout": {"title": (spec.get("layout") or {}).get("title")}},
-                                                          None, ""))
+            about = t(f"chart.{k}", title=title_text(spec))
             break
     return accessible_name(spec, about, t("chart.axes")) or t("chart.unnamed")
 

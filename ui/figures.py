@@ -156,6 +156,14 @@ def _title(part) -> str:
     return _plain(part.get("text") if isinstance(part, dict) else part)
 
 
+def title_text(spec: dict) -> str:
+    """A figure's title as plain text ("" when it has none).
+
+    Example: title_text({"layout": {"title": {"text": "<b>Head 3</b>"}}}) -> "Head 3"
+    """
+    return _title((spec.get("layout") or {}).get("title"))
+
+
 def accessible_name(spec: dict, about: str | None, axes: str) -> str:
     """What a screen reader announces for a chart: `about` (the chart's own description) or else its
     title, followed by its axes (`axes`, a template with {x} and {y}) when both are named. Plain text.
@@ -164,7 +172,7 @@ def accessible_name(spec: dict, about: str | None, axes: str) -> str:
              "yaxis": {"title": {"text": "query"}}}}, None, "{y} by {x}") -> "Head 3. query by key"
     """
     layout = spec.get("layout") or {}
-    head = _plain(about) or _title(layout.get("title"))
+    head = _plain(about) or title_text(spec)
     x, y = _title((layout.get("xaxis") or {}).get("title")), _title((layout.get("yaxis") or {}).get("title"))
     tail = axes.format(x=x, y=y) if x and y else ""
     return ". ".join(p for p in (head, tail) if p)
