@@ -17,7 +17,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from lib import attention as att
-from lib.bertviz_view import head_view_html, model_view_html
+from lib.bertviz_view import as_document, head_view_html, model_view_html
 from lib.capture import Capture, max_tokens_for
 from lib.reference import REFERENCE_MODELS
 from ui.cache import get_capture, get_model
@@ -693,7 +693,7 @@ def bertviz_section(model_name: str, cap: Capture, layer: int) -> None:
             view = bertviz(model_name, cap.text, core.cut(cap), "head", (layer,), n)
             if not view.offline:
                 st.warning(t("bertviz.cdn"))
-            st.iframe(view.html, height=max(360, 22 * n + 140))
+            st.iframe(as_document(view.html, core.lang(), t("attention.bertviz.head_tab")), height=max(360, 22 * n + 140))
     if tabs[1].open:
         with tabs[1]:
             default = [layer]
@@ -707,7 +707,7 @@ def bertviz_section(model_name: str, cap: Capture, layer: int) -> None:
             view = bertviz(model_name, cap.text, core.cut(cap), "model", tuple(sorted(chosen)), n)
             if not view.offline:
                 st.warning(t("bertviz.cdn"))
-            st.iframe(view.html, height=140 * len(chosen) + 160)
+            st.iframe(as_document(view.html, core.lang(), t("attention.bertviz.model_tab")), height=140 * len(chosen) + 160)
 
 
 def proj_name(loaded, layer: int) -> str:
