@@ -135,6 +135,20 @@ def model_view_html(
     return _finish(out.data, "model_view.js")
 
 
+def as_document(html: str, lang: str, title: str) -> str:
+    """A view's page as a whole HTML document in the course's language, with a title: bertviz writes
+    a fragment, and an iframe's document needs its own `lang` (a screen reader's pronunciation) and
+    `<title>` (the name a screen reader gives the frame's document), as axe-core's WCAG rules ask.
+
+    Example: as_document("<div id='vis'></div>", "it", "Vista") -> '<!DOCTYPE html><html lang="it">
+             <head><meta charset="utf-8"><title>Vista</title></head><body><div id='vis'></div></body></html>'
+    """
+    import html as _html
+
+    return (f'<!DOCTYPE html><html lang="{_html.escape(lang)}"><head><meta charset="utf-8">'
+            f"<title>{_html.escape(title)}</title></head><body>{html}</body></html>")
+
+
 def _check(attn: np.ndarray, tokens: list[str], layers: list[int] | None) -> list[int]:
     if attn.ndim != 4 or attn.shape[2] != attn.shape[3]:
         raise ValueError(f"attn must be [L, H, T, T], got shape {attn.shape}")

@@ -17,6 +17,7 @@ from lib.tokens import readable_tokens
 from ui import core, differs_view, follow, lesson, nav, quiz_widget
 from ui import sampling_view as view
 from ui.core import num, t
+from ui.chart_table import as_table
 from ui.live_chart import live_chart
 
 text = lesson.sections("sampling")
@@ -67,6 +68,8 @@ def distribution() -> None:
     chart_labels["cut"] = t("sampling.chart.cut", p=num(top_p, 2))
     live_chart(view.distribution_figure(steps, tokens, chart_labels, draw.token if draw else None),
                key="sampling.dist_chart", where=left)
+    as_table("sampling.dist_chart", lambda: view.distribution_table(
+        steps, tokens, chart_labels | view.labels("sampling.table", "token", "rank")), digits=4, where=left)
     with right:
         view.metrics(steps, tokens, n_chart)
     if draw is not None:

@@ -61,6 +61,17 @@ def chart_configs(at: AppTest) -> dict[str, dict]:
     return out
 
 
+def chart_names(at: AppTest) -> dict[str, str]:
+    """Every chart on the page by key: its accessible name (st.plotly_chart's `alt`, ui.live_chart's name)."""
+    out = {}
+    for c in at.get("plotly_chart"):
+        out[c.key or c.proto.id.rsplit("-", 1)[-1]] = c.proto.alt
+    for c in at.get("bidi_component"):
+        if c.proto.component_name == "itt_live_chart":
+            out[c.proto.id.rsplit("-", 1)[-1]] = json.loads(c.proto.json).get("name", "")
+    return out
+
+
 def chart_keys(at: AppTest) -> list[str]:
     """The keys of every chart on the page (st.plotly_chart and ui.live_chart alike)."""
     return list(chart_configs(at))

@@ -177,3 +177,12 @@ def test_one_layer_hides_bertvizs_layer_menu(fake_vendor):
     attn = random_attention(3, 2, 4)
     assert head_view_html(attn, list("abcd"), layers=[1]).html.startswith(HIDE_LAYER_MENU)
     assert HIDE_LAYER_MENU not in head_view_html(attn, list("abcd"), layers=[0, 2]).html
+
+
+def test_as_document_names_the_page_and_its_language():
+    from lib.bertviz_view import as_document
+
+    page = as_document("<div id='vis'></div>", "it", "Vista per testa <1>")
+    assert page.startswith('<!DOCTYPE html><html lang="it">')
+    assert "<title>Vista per testa &lt;1&gt;</title>" in page  # the title is text, never markup
+    assert page.endswith("<body><div id='vis'></div></body></html>")

@@ -13,7 +13,7 @@ import pytest
 
 from lib import attention as att
 from lib import i18n
-from lib.bertviz_view import head_view_html
+from lib.bertviz_view import as_document, head_view_html
 from lib.capture import run_capture
 from lib.quiz import load_bank
 from ui import attention_view as view
@@ -245,7 +245,8 @@ def test_bertviz_opens_on_demand_and_builds_only_the_open_view(real, example):
     def same(html: str) -> str:  # bertviz names its element with a fresh random id each time
         return re.sub(r"bertviz-[0-9a-f]{32}", "bertviz-ID", html)
 
-    assert same(head_view.proto.srcdoc) == same(expected.html)
+    # bertviz's page, as a whole document in the course's language and named (lib.bertviz_view.as_document)
+    assert same(head_view.proto.srcdoc) == same(as_document(expected.html, "en", labels["attention.bertviz.head_tab"]))
     assert any(c.value.startswith(prefix(i18n.fill(labels["attention.bertviz.head_cap"], layer=str(layer))))
                for c in at.caption)
     at.session_state["attention.bertviz_tab"] = labels["attention.bertviz.model_tab"]

@@ -17,13 +17,14 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from lib import attention as att
-from lib.bertviz_view import head_view_html, model_view_html
+from lib.bertviz_view import as_document, head_view_html, model_view_html
 from lib.capture import Capture, max_tokens_for
 from lib.reference import REFERENCE_MODELS
 from ui.cache import get_capture, get_model
 from ui import core, follow
 from ui.core import num, t
 from ui.figures import PALETTE, Spec, quick
+from ui.chart_table import as_table
 from ui.live_chart import live_chart
 
 HEATMAP_MAX_TOKENS = 64  # a [T, T] heatmap with more rows has unreadable token labels
@@ -318,6 +319,10 @@ def memory_figure(x: np.ndarray, naive: np.ndarray, tiled: np.ndarray, labels: d
     return fig
 
 
+# The tiles' states: to do, skipped, done, the current one (apart with red-green deficiencies too).
+FLASH_COLOURS = ("#eef2f7", "#b4b4b4", PALETTE[0], PALETTE[3])
+
+
 def flash_figure(run: att.FlashRun, step: int, n_tokens: int, labels: dict[str, str]) -> go.Figure:
     """The [T, T] grid of tiles: done, the current one, skipped (above the diagonal), still to do."""
     state = np.full((run.n_q_blocks, run.n_k_blocks), 0.0)  # 0 to do
@@ -328,8 +333,7 @@ def flash_figure(run: att.FlashRun, step: int, n_tokens: int, labels: dict[str, 
     cur = run.steps[step - 1]
     state[cur.q_block, cur.k_block] = 3
     names = [labels["todo"], labels["skipped"], labels["done"], labels["current"]]
-    colors = ["#eef2f7", "#c8c8c8", PALETTE[0], PALETTE[3]]
-    scale = [[v, c] for i, c in enumerate(colors) for v in (i / 4, (i + 1) / 4)]
+    scale = [[v, c] for i, c in enumerate(FLASH_COLOURS) for v in (i / 4, (i + 1) / 4)]
     hover = [[names[int(state[i, j])] + f" · q {i * run.block_q}–{min(n_tokens, (i + 1) * run.block_q) - 1}"
               f" · k {j * run.block_k}–{min(n_tokens, (j + 1) * run.block_k) - 1}"
               for j in range(run.n_k_blocks)] for i in range(run.n_q_blocks)]
@@ -359,6 +363,16 @@ def matrix(mat: np.ndarray, rows: list[str], cols: list[str], digits: int = 2, m
     return pd.DataFrame(cells, index=rows, columns=cols + (["…"] if more else []))
 
 
+def weights_table(weights: np.ndarray, mask: np.ndarray, tokens) -> pd.DataFrame:
+    """The heatmap's numbers: one row per query, one column per key ("i·token"); a hidden (masked)
+    cell is missing, as on the chart."""
+    n = weights.shape[0]
+    names = token_labels(tokens, n)
+    frame = pd.DataFrame(np.where(mask, weights, np.nan).astype(np.float64), index=names, columns=names)
+    frame.index.name = f"{t('attention.axis.query')} / {t('attention.axis.key')}"
+    return frame
+
+
 def head_heatmap(cap: Capture, steps: att.HeadSteps, layer: int, head: int) -> None:
     """The selected head's heatmap (capped), with the check that rows sum to 1."""
     n = min(cap.n_tokens, HEATMAP_MAX_TOKENS)
@@ -369,6 +383,8 @@ def head_heatmap(cap: Capture, steps: att.HeadSteps, layer: int, head: int) -> N
               "title": t("attention.heatmap_title", layer=layer, head=head)}
     live_chart(head_figure(head_weights(cap, layer, head)[:n, :n], steps.mask[:n, :n], cap.tokens, labels),
                key="attention.heatmap")
+    as_table("attention.heatmap", lambda: weights_table(head_weights(cap, layer, head)[:n, :n], steps.mask[:n, :n],
+                                                        cap.tokens))
     sums = head_weights(cap, layer, head).sum(-1).astype(np.float64)
     st.caption(t("attention.rows_sum", n=num(len(sums)), dev=f"{float(np.abs(sums - 1).max()):.1e}"))
 
@@ -677,7 +693,7 @@ def bertviz_section(model_name: str, cap: Capture, layer: int) -> None:
             view = bertviz(model_name, cap.text, core.cut(cap), "head", (layer,), n)
             if not view.offline:
                 st.warning(t("bertviz.cdn"))
-            st.iframe(view.html, height=max(360, 22 * n + 140))
+            st.iframe(as_document(view.html, core.lang(), t("attention.bertviz.head_tab")), height=max(360, 22 * n + 140))
     if tabs[1].open:
         with tabs[1]:
             default = [layer]
@@ -691,7 +707,7 @@ def bertviz_section(model_name: str, cap: Capture, layer: int) -> None:
             view = bertviz(model_name, cap.text, core.cut(cap), "model", tuple(sorted(chosen)), n)
             if not view.offline:
                 st.warning(t("bertviz.cdn"))
-            st.iframe(view.html, height=140 * len(chosen) + 160)
+            st.iframe(as_document(view.html, core.lang(), t("attention.bertviz.model_tab")), height=140 * len(chosen) + 160)
 
 
 def proj_name(loaded, layer: int) -> str:

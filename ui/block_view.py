@@ -27,6 +27,7 @@ from lib.tokens import readable_tokens
 from ui.cache import get_capture, get_model
 from ui.core import lang as core_lang, num, t
 from ui.figures import PALETTE, Spec, colorscale, quick, subplot_layout, vline
+from ui.chart_table import as_table
 from ui.live_chart import live_chart
 
 LENS_WINDOW = 24  # positions the lens reads (the end of the text): 31 × 24 × 49152 logits
@@ -275,6 +276,14 @@ def residual_heatmap(norms: np.ndarray, tokens: list[str], labels: dict[str, str
     return fig
 
 
+def residual_table(norms: np.ndarray, tokens: list[str], labels: dict[str, str]) -> pd.DataFrame:
+    """The residual heatmap's numbers, not their logarithm: the stream's norm, one row per layer
+    (as on the chart), one column per token ("i·token")."""
+    frame = pd.DataFrame(norms.astype(np.float64), columns=[f"{i}·{tok}" for i, tok in enumerate(tokens)])
+    frame.index.name = f"{labels['y']} / {labels['x']}"
+    return frame
+
+
 def contribution_figure(c: blk.Contributions, tok: int, labels: dict[str, str]) -> go.Figure:
     # Built as plain plotly JSON (ui.figures.quick): the token box redraws it at each choice.
     layers = list(range(c.attn_norm.shape[0]))
@@ -296,6 +305,7 @@ def render_residual(lm: LoadedModel, cap: Capture, c: blk.Contributions) -> None
     labels = {"hover": t("block.resid.hover"), "color": t("block.resid.color"), "x": t("block.resid.x"),
               "y": t("block.resid.y"), "title": t("block.resid.title")}
     live_chart(residual_heatmap(c.resid_norm, list(cap.tokens), labels), key="block.resid_heatmap")
+    as_table("block.resid_heatmap", lambda: residual_table(c.resid_norm, list(cap.tokens), labels), digits=1)
     render_contributions(cap, c)
 
 
@@ -429,7 +439,7 @@ def lens_curve(lens: Lens, i: int, layer: int, labels: dict[str, str]) -> go.Fig
     # Rank 1 at the top, a log scale (ranks run from 1 to tens of thousands), ticks at 1, 10, 100...
     layout["yaxis2"].update(title=dict(text=labels["rank"]), type="log", range=[top + 0.05, -0.05], dtick=1)
     layout.update(height=340, margin=dict(l=10, r=10, t=40, b=10), title=dict(text=labels["title"]),
-                  legend=dict(orientation="h", y=-0.25), shapes=[vline(layer, dict(color="#E45756", width=2))])
+                  legend=dict(orientation="h", y=-0.25), shapes=[vline(layer, dict(color=PALETTE[3], width=2))])
     return quick([dict(type="scatter", x=layers, y=lens.final_prob[:, i], mode="lines+markers", name=labels["prob"],
                        line=dict(color=PALETTE[0]), xaxis="x", yaxis="y"),
                   dict(type="scatter", x=layers, y=lens.final_rank[:, i] + 1, mode="lines", name=labels["rank"],

@@ -3,9 +3,10 @@ as bundled by Streamlit draws both in the browser, offline), the capture of the 
 downloads as CSV or NPZ, and the final quiz as a printable report.
 
 `install_modebar()` gives every `plotly_chart` call, present and future, the same mode bar
-config (image format chosen in the sidebar, a file name from the chart's key) and the language's
-number format (ui.figures.localized) without touching the call sites: a call's own `config`
-still wins key by key.
+config (image format chosen in the sidebar, a file name from the chart's key), the language's
+number format (ui.figures.localized) and an accessible name (`chart_name`: what the chart shows,
+read by a screen reader) without touching the call sites: a call's own `config` still wins key by
+key, its own `alt` wins over the name.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from lib.capture import DEFAULT_MAX_TOKENS
 from lib.quiz import Question, grade
 from ui.core import lang, model, model_name, num, t, text
 from ui.cache import get_capture
-from ui.figures import Spec, localized
+from ui.figures import Spec, accessible_name, localized, title_text
 
 FORMATS = ("png", "svg")
 FORMAT_KEY = "app.image_format"
@@ -36,6 +37,18 @@ def modebar_config(key: str | None) -> dict:
                                                            "filename": name, "scale": 2}}
 
 
+def chart_name(spec: dict, key: str | None) -> str:
+    """A chart's accessible name: its description in the language's labels (`chart.<key>`, or
+    `chart.<key without its last _part>` for charts drawn in a loop; `{title}` in it is the chart's
+    title) or else its title, then its axes."""
+    about = None
+    for k in (key, (key or "").rpartition("_")[0]):
+        if k and t(f"chart.{k}") != f"chart.{k}":
+            about = t(f"chart.{k}", title=title_text(spec))
+            break
+    return accessible_name(spec, about, t("chart.axes")) or t("chart.unnamed")
+
+
 def install_modebar() -> None:
     """Wrap plotly_chart once per process (idempotent): DeltaGenerator's method and st's own."""
     if getattr(DeltaGenerator.plotly_chart, "_itt_modebar", False):
@@ -43,11 +56,13 @@ def install_modebar() -> None:
     original = DeltaGenerator.plotly_chart
 
     @functools.wraps(original)
-    def plotly_chart(self, figure_or_data, *args, config=None, **kwargs):
+    def plotly_chart(self, figure_or_data, *args, config=None, alt=None, **kwargs):
         if isinstance(figure_or_data, BaseFigure):  # the language's number format (Streamlit reads to_dict once anyway)
             figure_or_data = Spec(localized(figure_or_data.to_dict(), t("plot.separators")))
+        # Every chart is named for a screen reader (Streamlit sets `alt` as the chart's accessible name).
+        spec = figure_or_data.to_dict() if hasattr(figure_or_data, "to_dict") else dict(figure_or_data or {})
         return original(self, figure_or_data, *args, config=modebar_config(kwargs.get("key")) | (config or {}),
-                        **kwargs)
+                        alt=alt or chart_name(spec, kwargs.get("key")), **kwargs)
 
     plotly_chart._itt_modebar = True
     DeltaGenerator.plotly_chart = plotly_chart

@@ -95,7 +95,11 @@ def vline(x: float, line: dict) -> dict:
     return dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain", line=line)
 
 
-PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D"]
+# The course's categorical colours: Okabe and Ito's palette (Wong, Nature Methods 2011), whose colours
+# stay apart for learners with protanopia or deuteranopia (tests/test_colour_vision.py). In order:
+# blue, orange, bluish green, vermillion (the marked one: a cut, a chosen head), sky blue, reddish
+# purple, yellow, black. The first four carry most charts.
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442", "#000000"]
 
 
 def kv_group_grid(n_layers: int, n_heads: int, n_kv_heads: int) -> np.ndarray:
@@ -138,3 +142,37 @@ def params_figure(parts: dict[str, int], names: dict[str, str], title: str) -> g
                            marker_color=PALETTE[: len(items)]))
     fig.update_layout(title=title, height=300, margin=dict(l=10, r=10, t=40, b=10), yaxis=dict(autorange="reversed"))
     return fig
+
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _plain(text) -> str:
+    """A plotly label as plain text: tags (<b>, <br>) become spaces, runs of spaces one."""
+    return " ".join(_TAG.sub(" ", str(text or "")).split())
+
+
+def _title(part) -> str:
+    return _plain(part.get("text") if isinstance(part, dict) else part)
+
+
+def title_text(spec: dict) -> str:
+    """A figure's title as plain text ("" when it has none).
+
+    Example: title_text({"layout": {"title": {"text": "<b>Head 3</b>"}}}) -> "Head 3"
+    """
+    return _title((spec.get("layout") or {}).get("title"))
+
+
+def accessible_name(spec: dict, about: str | None, axes: str) -> str:
+    """What a screen reader announces for a chart: `about` (the chart's own description) or else its
+    title, followed by its axes (`axes`, a template with {x} and {y}) when both are named. Plain text.
+
+    Example: accessible_name({"layout": {"title": {"text": "<b>Head 3</b>"}, "xaxis": {"title": "key"},
+             "yaxis": {"title": {"text": "query"}}}}, None, "{y} by {x}") -> "Head 3. query by key"
+    """
+    layout = spec.get("layout") or {}
+    head = _plain(about) or title_text(spec)
+    x, y = _title((layout.get("xaxis") or {}).get("title")), _title((layout.get("yaxis") or {}).get("title"))
+    tail = axes.format(x=x, y=y) if x and y else ""
+    return ". ".join(p for p in (head, tail) if p)

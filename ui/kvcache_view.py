@@ -24,6 +24,7 @@ from ui import figures
 from ui.cache import get_model
 from ui.core import big, num, t
 from ui.figures import PALETTE
+from ui.chart_table import as_table
 from ui.live_chart import live_chart
 
 CONTEXTS = (512, 1024, 2048, 4096, 8192, 16_384, 32_768, 65_536, 100_000, 131_072, 262_144, 524_288, 1_048_576)
@@ -237,6 +238,7 @@ def _show_calculation(calc: K.Calculation, cfg: dict, n_params: int | None) -> N
     st.caption(t("kvcache.layers_are", full=num(kinds.count("full")), local=num(kinds.count("sliding")),
                  linear=num(kinds.count("linear")), mla=t("yes") if cfg.get("kv_lora_rank") else t("no")))
     live_chart(calc_figure(calc), key="kvcache.calc_chart")
+    as_table("kvcache.calc_chart", lambda: calc_table(calc))
     card = size(calc.card)
     if calc.weights > calc.card:
         st.error(t("kvcache.weights_too_big", card=card, cards=num(math.ceil(calc.weights / calc.card))))
@@ -245,6 +247,18 @@ def _show_calculation(calc: K.Calculation, cfg: dict, n_params: int | None) -> N
     else:
         msg = t("kvcache.fit", card=card, n=num(calc.users_fit), tokens=num(calc.tokens))
         (st.success if calc.fits else st.warning)(msg + ("" if calc.fits else " " + t("kvcache.not_fit")))
+
+
+def calc_table(calc: K.Calculation) -> pd.DataFrame:
+    """The calculator chart's numbers in GB: one user and all users, each with the weights, the
+    cache, their sum, and the card's memory."""
+    gb = 1e9
+    rows = [t("kvcache.chart.one_user"), t("kvcache.chart.all_users", n=num(calc.users))]
+    weights, cache = [calc.weights / gb] * 2, [calc.cache_per_user / gb, calc.cache_total / gb]
+    return pd.DataFrame({t("kvcache.weights"): weights, t("kvcache.chart.cache"): cache,
+                         t("kvcache.table.sum"): [w + c for w, c in zip(weights, cache)],
+                         t("kvcache.table.card"): [calc.card / gb] * 2},
+                        index=pd.Index(rows, name="GB"))
 
 
 def calc_figure(calc: K.Calculation) -> go.Figure:

@@ -25,6 +25,9 @@ switch, in long tasks of 0.3-0.6 s of the browser's main thread that held back t
 and 0.52 s with those four charts here). Charts with a selection (the attention overview) stay
 st.plotly_chart, which reports clicks.
 
+Each chart is a `figure` named for a screen reader by what it shows (ui.export.chart_name), like
+the charts st.plotly_chart draws (its `alt`).
+
 The figure travels as plotly's JSON (`plotly.io.to_json`), like st.plotly_chart's spec; the
 component's mode bar saves PNG or SVG like every other chart (ui/export.modebar_config).
 """
@@ -38,8 +41,8 @@ import plotly.io
 import streamlit as st
 
 from ui.core import t
-from ui.export import modebar_config
-from ui.figures import localized
+from ui.export import chart_name, modebar_config
+from ui.figures import PALETTE, localized
 
 PLOTLY_FILE = Path(__file__).resolve().parent.parent / "static" / "vendor" / "plotly.min.js"
 PLOTLY_URL = "/app/static/vendor/plotly.min.js"  # where Streamlit serves static/ (as bertviz's scripts)
@@ -58,7 +61,7 @@ TEMPLATE = {
         "yaxis": {"gridcolor": "#e6eaf1", "zerolinecolor": "#d5dae5", "linecolor": "#d5dae5", "automargin": True,
                   "tickfont": {"color": AXIS_TEXT}, "title": {"font": {"color": AXIS_TEXT}}},
         "hoverlabel": {"font": {"family": '"Source Sans", "Source Sans Pro", sans-serif'}},
-        "colorway": ["#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700", "#ffd16a"],
+        "colorway": PALETTE,  # colours apart with red-green deficiencies too (ui.figures.PALETTE)
     }
 }
 
@@ -69,9 +72,12 @@ export default function ({ data, parentElement }) {
     box = document.createElement("div");
     box.className = "itt-live-chart";
     box.dataset.testid = "ittLiveChart";
+    box.setAttribute("role", "figure");
     box.appendChild(document.createElement("div"));
     parentElement.appendChild(box);
   }
+  // What the chart shows, for a screen reader (plotly.js names nothing: its SVG is shapes and text).
+  if (data.name && box.getAttribute("aria-label") !== data.name) box.setAttribute("aria-label", data.name);
   const plot = box.firstElementChild;
   // The newest figure waits on the box; it is drawn now if the box is on screen (or close to it),
   // else when the learner scrolls to it: a slider that redraws several charts down the page costs
@@ -132,10 +138,10 @@ def spec_json(figure) -> str:
 def live_chart(figure, key: str, where=None) -> None:
     """Draw `figure` (a plotly Figure or its dict) under `key`, updated in place when it changes."""
     if not available():
-        (where or st).plotly_chart(figure, key=key)
+        (where or st).plotly_chart(figure, key=key)  # named there too (ui.export)
         return
     spec = figure.to_dict() if hasattr(figure, "to_dict") else dict(figure)
-    data = {"spec": spec_json(spec), "config": modebar_config(key), "src": PLOTLY_URL,
+    data = {"spec": spec_json(spec), "config": modebar_config(key), "src": PLOTLY_URL, "name": chart_name(spec, key),
             "height": spec.get("layout", {}).get("height") or 450}  # plotly's default height
     if where is None:
         _component(key=key, data=data)

@@ -13,6 +13,7 @@ import re
 import time
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -145,6 +146,17 @@ def distribution_figure(steps: FilterSteps, tokens: list[str], labels: dict[str,
                               legend=dict(orientation="h", y=-0.35),
                               xaxis=dict(title=dict(text=labels["x"]), tickvals=x,
                                          ticktext=[plotly_text(s) for s in tokens], tickangle=-45)))
+
+
+def distribution_table(steps: FilterSteps, tokens: list[str], labels: dict[str, str]) -> pd.DataFrame:
+    """The distribution chart's numbers: one row per candidate on the chart, best first, with the
+    model's probability, the one after the filters and (when sampling) the cumulative one."""
+    ids = steps.order[: len(tokens)]
+    columns = {labels["token"]: tokens, labels["model"]: steps.model[ids].astype(np.float64),
+               labels["final"]: steps.final[ids].astype(np.float64)}
+    if not steps.greedy:
+        columns[labels["cumulative"]] = steps.cumulative[: len(tokens)].astype(np.float64)
+    return pd.DataFrame(columns, index=pd.RangeIndex(1, len(tokens) + 1, name=labels["rank"]))
 
 
 def metrics(steps: FilterSteps, tokens: list[str], n_chart: int) -> None:

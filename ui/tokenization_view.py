@@ -24,7 +24,7 @@ from lib.i18n import ASSETS
 from lib.tokens import show_bytes
 from ui.cache import get_model
 from ui.core import num, t
-from ui.figures import quick
+from ui.figures import PALETTE, quick
 from ui.live_chart import live_chart
 
 MAX_MERGES = 500  # the target-size box goes up to 256 + this; training takes well under a second
@@ -222,7 +222,7 @@ def compression_figure(n_bytes: int, n_tokens: tuple[int, ...], k: int, n: int) 
     """Bytes per token against the number of merges, with the current step marked."""
     ratio = n_bytes / np.maximum(np.array(n_tokens[: n + 1]), 1)
     line = {"type": "scatter", "x": list(range(n + 1)), "y": ratio.round(4).tolist(), "mode": "lines",
-            "line": {"color": "#4C78A8"}, "hovertemplate": t("tokenization.build.curve_hover") + "<extra></extra>"}
+            "line": {"color": PALETTE[0]}, "hovertemplate": t("tokenization.build.curve_hover") + "<extra></extra>"}
     marker = {"type": "scatter", "x": [k], "y": [float(ratio[k])], "mode": "markers",
               "marker": {"size": 12, "color": "#C2185B"}, "hoverinfo": "skip"}
     return quick([line, marker], {"title": {"text": t("tokenization.build.curve_title")}, "height": 340,
@@ -233,8 +233,8 @@ def compression_figure(n_bytes: int, n_tokens: tuple[int, ...], k: int, n: int) 
 
 def language_figure(costs: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=costs["n"], y=costs["it"], name=t("tokenization.lang.it"), marker_color="#54A24B"))
-    fig.add_trace(go.Bar(x=costs["n"], y=costs["en"], name=t("tokenization.lang.en"), marker_color="#4C78A8"))
+    fig.add_trace(go.Bar(x=costs["n"], y=costs["it"], name=t("tokenization.lang.it"), marker_color=PALETTE[2]))
+    fig.add_trace(go.Bar(x=costs["n"], y=costs["en"], name=t("tokenization.lang.en"), marker_color=PALETTE[0]))
     fig.update_layout(barmode="group", height=320, margin=dict(l=10, r=10, t=40, b=10),
                       title=t("tokenization.lang.chart_title"), xaxis_title=t("tokenization.lang.paragraph"),
                       yaxis_title=t("tokenization.lang.tokens"), legend=dict(orientation="h", y=1.12))

@@ -11,13 +11,15 @@ Playwright; the app never loads it.
 - `visit(page, i)`: open the i-th page of the navigation from the sidebar's link, in the same session
   (the link is clicked by script, so it works while a phone's sidebar is folded away).
 - `sideways(page)`: how far the document and Streamlit's main container scroll sideways (px).
-- `survey(page, base_url, langs)`: every page of the navigation in each language, in one session
-  per language (the sidebar's links, as a learner goes), scrolled to its end: {"it/attention": [...]}.
+- `survey(page, base_url, langs, model=None)`: every page of the navigation in each language, in one
+  session per language (the sidebar's links, as a learner goes), scrolled to its end, with `model`
+  (a share link's `model=`) or the default one: {"it/attention": [...]}.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlencode
 
 from tests.e2e.conftest import APP_TIMEOUT_MS, REPO, goto, runs_of, settle
 
@@ -79,7 +81,8 @@ def inject(page) -> None:
 
 
 def violations(page) -> list[dict]:
-    """axe's WCAG 2.1 A/AA violations on the page as it is now: rule id, impact, each node's selector."""
+    """axe's WCAG 2.1 A/AA violations on the page as it is now: rule id, impact, each node's selector.
+    `page` may be a Playwright Frame too (an iframe's document, such as bertviz's views)."""
     inject(page)
     result = page.evaluate("""async (tags) => {
       const r = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
@@ -108,10 +111,12 @@ def sideways(page) -> dict[str, int]:
     }""")
 
 
-def survey(page, base_url: str, langs=("it", "en"), timeout: int = APP_TIMEOUT_MS) -> dict[str, list[dict]]:
+def survey(page, base_url: str, langs=("it", "en"), timeout: int = APP_TIMEOUT_MS,
+           model: str | None = None) -> dict[str, list[dict]]:
     found: dict[str, list[dict]] = {}
     for lang in langs:
-        goto(page, f"{base_url}/?lang={lang}", timeout=timeout)
+        query = {"lang": lang} | ({"model": model} if model else {})
+        goto(page, f"{base_url}/?{urlencode(query)}", timeout=timeout)
         for i, path in enumerate(pages()):
             if i:
                 visit(page, i, timeout)

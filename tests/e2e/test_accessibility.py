@@ -19,7 +19,7 @@ import pytest
 
 from lib import i18n
 from tests.e2e import axe
-from tests.e2e.conftest import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto
+from tests.e2e.conftest import APP_TIMEOUT_MS, CHARTS, SERVER_WARM_TIMEOUT_MS, click, goto
 
 pytestmark = pytest.mark.e2e
 
@@ -76,3 +76,98 @@ def test_no_page_scrolls_sideways_on_phones_and_tablets(page, app_url):
         page.set_viewport_size({"width": SIZES["phone"][0], "height": SIZES["phone"][1]})
     assert not wide, "\n".join(wide)
 
+
+
+@pytest.mark.parametrize("path", ["", "attention"])
+def test_every_chart_has_an_accessible_name(page, app_url, path):
+    """Every chart on the numbers lesson (st.plotly_chart) and on the attention lesson (the overview
+    by st.plotly_chart, the live charts by ui.live_chart), scrolled to its end, is a figure a screen
+    reader announces by what it shows, in the course's language."""
+    import re
+
+    from playwright.sync_api import expect
+
+    goto(page, f"{app_url}/{path}?lang=it", timeout=SERVER_WARM_TIMEOUT_MS)
+    axe.scroll_to_end(page, SERVER_WARM_TIMEOUT_MS)
+    charts = page.locator(CHARTS)
+    shown = [charts.nth(i) for i in range(charts.count()) if charts.nth(i).evaluate("e => e.checkVisibility()")]
+    assert len(shown) >= 2
+    axes = i18n.ui("it")["chart.axes"].split("{")[0]
+    names = []
+    for chart in shown:
+        expect(chart).to_have_role("figure")
+        expect(chart).to_have_accessible_name(re.compile(r"\w{4,}"))
+        names.append(chart.get_attribute("aria-label"))
+    assert any(axes in n for n in names), names  # in Italian
+    assert i18n.ui("it")["chart.unnamed"] not in names
+
+
+def _serious(found: dict[str, list[dict]]) -> list[str]:
+    return [f"{visit}: {v['rule']} ({v['impact']}) {n['target']}: {n['summary']}"
+            for visit, listed in found.items() for v in listed if v["impact"] in ("critical", "serious")
+            for n in v["nodes"]]
+
+
+def _need_axe() -> None:
+    if not axe.vendored():
+        reason = "static/vendor/axe.min.js is missing: run scripts/vendor_js.sh (needs npm)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+
+
+def test_every_page_with_gemma_passes_axe_wcag21_aa(page, app_url):
+    """The second built-in model (Gemma 3 270M, opened by a link's `model=`) on every page, in
+    English: its lessons show other sections and sentences (sliding-window layers, scaled
+    embeddings, post-norms), the layout is the same in both languages."""
+    from lib.models import GEMMA_MODEL
+
+    _need_axe()
+    found = axe.survey(page, app_url, langs=("en",), timeout=SERVER_WARM_TIMEOUT_MS, model=GEMMA_MODEL)
+    assert len(found) == len(axe.pages())
+    bad = _serious(found)
+    assert not bad, "\n".join(bad)
+
+
+def _drawn_frame(page, ready: str, timeout: int):
+    """bertviz's iframe once its view is drawn (`ready` is in its document): the frame itself, for
+    axe. A section's rerun may put a new iframe in place of the one being waited on: each round
+    takes the iframe there now."""
+    import time
+
+    from playwright.sync_api import Error
+
+    deadline = time.monotonic() + timeout / 1000
+    while time.monotonic() < deadline:
+        frame_el = page.locator('iframe[title="st.iframe"]').first
+        frame_el.wait_for(state="attached", timeout=timeout)
+        frame_el.scroll_into_view_if_needed()
+        try:
+            frame = frame_el.element_handle().content_frame()
+            if frame is not None:
+                frame.wait_for_selector(ready, state="visible", timeout=5_000)
+                return frame
+        except Error:  # not drawn yet, or the iframe was replaced: take the new one
+            continue
+    raise AssertionError(f"bertviz's view ({ready}) not drawn in {timeout} ms")
+
+
+def test_attention_lesson_with_bertviz_views_open_passes_axe(page, app_url):
+    """bertviz's head view and model view (an iframe each, axe injected into it too) and the lesson
+    around them, in Italian."""
+    _need_axe()
+    it = i18n.ui("it")
+    goto(page, f"{app_url}/attention?lang=it", timeout=SERVER_WARM_TIMEOUT_MS)
+    toggle = page.locator(".st-key-attention-bertviz_on")
+    toggle.scroll_into_view_if_needed()
+    click(page, toggle.get_by_text(it["attention.bertviz.show"]))
+    found = {}
+    for view, ready in (("head", "#vis svg text"), ("model", "#vis svg")):
+        if view == "model":
+            click(page, page.get_by_role("tab", name=it["attention.bertviz.model_tab"]))
+        _drawn_frame(page, ready, SERVER_WARM_TIMEOUT_MS)
+        axe.scroll_to_end(page, APP_TIMEOUT_MS)
+        found[f"it/attention with bertviz's {view} view"] = axe.violations(page)
+        found[f"bertviz's {view} view (inside its iframe)"] = axe.violations(_drawn_frame(page, ready, APP_TIMEOUT_MS))
+    bad = _serious(found)
+    assert not bad, "\n".join(bad)

@@ -1,0 +1,41 @@
+"""Every chart of every lesson has an accessible name that says what it shows, in the course's language.
+
+A screen reader announces a chart by that name (st.plotly_chart's `alt`, ui.live_chart's `aria-label`);
+plotly.js itself names nothing. The name is the chart's description from the labels, or its title,
+then its axes (ui.export.chart_name).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lib import i18n
+from tests.apptest import chart_names, start
+
+PAGES = ["pages/01_numbers.py", "pages/02_tokenization.py", "pages/03_embeddings.py", "pages/04_position.py",
+         "pages/05_attention.py", "pages/06_block.py", "pages/07_sampling.py", "pages/08_kvcache.py",
+         "pages/10_compare.py"]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_chart_is_named_in_italian(page):
+    at = start("it", page, text=i18n.ui("it")["text.example"])
+    names = chart_names(at)
+    assert names, "the page drew no chart"
+    for key, name in names.items():
+        print(f"{page} {key}: {name}")
+    unnamed = [k for k, v in names.items() if not v.strip() or v == i18n.ui("it")["chart.unnamed"]]
+    assert not unnamed, unnamed
+    english = {k: v for k, v in names.items() if i18n.ui("en")["chart.axes"].split("{")[0] in v}
+    assert not english, english  # the axes' sentence is the course's language
+
+
+def test_the_name_is_the_description_or_the_title_then_the_axes():
+    from ui.figures import accessible_name
+
+    spec = {"layout": {"title": {"text": "<b>Head 3</b><br>layer 2"}, "xaxis": {"title": "key"},
+                       "yaxis": {"title": {"text": "query"}}}}
+    assert accessible_name(spec, None, "{y} by {x}") == "Head 3 layer 2. query by key"  # tags become spaces
+    assert accessible_name(spec, "A heatmap", "{y} by {x}") == "A heatmap. query by key"
+    assert accessible_name({"layout": {"xaxis": {"title": "x"}}}, None, "{y} by {x}") == ""  # one axis says little
+    assert accessible_name({}, None, "{y} by {x}") == ""

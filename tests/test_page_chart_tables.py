@@ -1,0 +1,77 @@
+"""The main live charts' "Show as a table": the expander is there under the chart, closed and empty
+at first (nothing built for a learner who keeps it closed), and once opened its table holds the
+numbers the chart draws, read back from the chart the page sent."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lib import i18n
+from tests.apptest import chart, plotly_array, start
+
+
+def _open_table(at, chart_key: str, lang: str):
+    """The table under `chart_key`: its expander is there and closed, then opened by the learner."""
+    label = i18n.ui(lang)["chart.as_table"]
+    boxes = [e for e in at.expander if e.label == label and e.proto.id.endswith(f"{chart_key}.table")] or \
+        [e for e in at.expander if e.label == label]
+    assert boxes, f"no '{label}' expander on the page"
+    assert not any(len(e.table) for e in boxes), "a table was built before the learner opened it"
+    at.session_state[f"{chart_key}.table"] = True
+    at.run()
+    assert not at.exception, at.exception
+    tables = [x for e in at.expander if e.label == label for x in e.table]
+    assert len(tables) == 1, len(tables)
+    return tables[0].value
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_attention_heatmap_as_a_table(lang):
+    at = start(lang, "pages/05_attention.py", text=i18n.ui(lang)["text.example"])
+    table = _open_table(at, "attention.heatmap", lang)
+    fig = chart(at, "attention.heatmap")
+    z = plotly_array(fig["data"][0]["z"]).astype(np.float64)  # masked cells are missing on the chart too
+    assert table.shape == z.shape
+    np.testing.assert_allclose(table.to_numpy(dtype=np.float64), z, rtol=1e-6, equal_nan=True)
+    assert np.isnan(z[0, 1])  # the first query cannot see the second key
+    names = [str(c) for c in table.columns]
+    assert len(set(names)) == len(names)  # one column per key, two equal tokens stay two columns
+    assert all(str(tick).split("·")[-1] in "".join(names) for tick in fig["layout"]["xaxis"]["ticktext"][:3])
+
+
+def test_sampling_distribution_as_a_table():
+    at = start("it", "pages/07_sampling.py", text=i18n.ui("it")["text.example"])
+    table = _open_table(at, "sampling.dist_chart", "it")
+    fig = chart(at, "sampling.dist_chart")
+    labels = i18n.ui("it")
+    bars = {trace["name"]: plotly_array(trace["y"], np.float64) for trace in fig["data"]}
+    for name in (labels["sampling.chart.model"], labels["sampling.chart.final"]):
+        np.testing.assert_allclose(table[name].to_numpy(dtype=np.float64), bars[name], rtol=1e-6)
+    if labels["sampling.chart.cumulative"] in bars:
+        np.testing.assert_allclose(table[labels["sampling.chart.cumulative"]].to_numpy(dtype=np.float64),
+                                   bars[labels["sampling.chart.cumulative"]], rtol=1e-6)
+    assert table[labels["sampling.chart.model"]].is_monotonic_decreasing  # best first, as on the chart
+    ticks = fig["layout"]["xaxis"]["ticktext"]
+    assert len(table) == len(ticks)
+
+
+def test_residual_stream_as_a_table():
+    at = start("it", "pages/06_block.py", text=i18n.ui("it")["text.example"])
+    table = _open_table(at, "block.resid_heatmap", "it")
+    z = plotly_array(chart(at, "block.resid_heatmap")["data"][0]["z"]).astype(np.float64)
+    # The chart draws the norm's logarithm (its colours span five orders of magnitude); the table the norm.
+    assert table.shape == z.shape
+    np.testing.assert_allclose(np.log10(table.to_numpy(dtype=np.float64)), z, atol=1e-5)
+
+
+def test_kv_calculator_as_a_table():
+    at = start("it", "pages/08_kvcache.py")
+    table = _open_table(at, "kvcache.calc_chart", "it")
+    fig = chart(at, "kvcache.calc_chart")
+    labels = i18n.ui("it")
+    bars = {trace["name"]: plotly_array(trace["y"], np.float64) for trace in fig["data"] if trace["type"] == "bar"}
+    for name in (labels["kvcache.weights"], labels["kvcache.chart.cache"]):
+        np.testing.assert_allclose(table[name].to_numpy(dtype=np.float64), bars[name], rtol=1e-9)
+    np.testing.assert_allclose(table[labels["kvcache.table.sum"]], bars[labels["kvcache.weights"]]
+                               + bars[labels["kvcache.chart.cache"]], rtol=1e-9)
