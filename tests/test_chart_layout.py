@@ -57,3 +57,13 @@ def test_subplot_titles_wrap_to_their_column_and_leave_room_under_the_title():
     assert all(_longest(n["text"]) <= max(14, SUBTITLE_CHARS // 3 - 2) or " " not in n["text"] for n in notes)
     lines = max(n["text"].count("<br>") + 1 for n in notes)
     assert lines > 1 and out["title"]["pad"]["b"] >= 10 + 18 * lines
+
+
+def test_a_title_repeated_under_panels_side_by_side_is_said_once_and_a_polar_axis_title_moves_up():
+    layout = {"xaxis": {"domain": [0, 0.32], "title": {"text": "dimensione"}},
+              "xaxis2": {"domain": [0.34, 0.66], "title": {"text": "dimensione"}},
+              "xaxis3": {"domain": [0.68, 1], "title": {"text": "dimensione"}},
+              "polar": {"radialaxis": {"title": {"text": "coppia"}}}, "title": "Tre panelli"}
+    out = laid_out(layout)
+    assert [out[k]["title"]["text"] for k in ("xaxis", "xaxis2", "xaxis3")] == ["", "dimensione", ""]
+    assert "title" not in out["polar"]["radialaxis"] and out["title"]["subtitle"]["text"] == "coppia"

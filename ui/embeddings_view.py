@@ -303,6 +303,6 @@ def sentences(model_name: str, raw: str) -> None:
     if any(cut for _, cut in results):
         st.warning(t("embeddings.sentences.cut", n=num(SENTENCE_MAX_TOKENS)))
     matrix = emb.cosine_matrix(np.stack([v for v, _ in results]))
-    names = [f"{i + 1}. {s[:28]}{'…' if len(s) > 28 else ''}" for i, s in enumerate(lines)]
+    names = [f"{i + 1}. {s[:22]}{'…' if len(s) > 22 else ''}" for i, s in enumerate(lines)]  # fits a phone
     labels = {"hover": t("embeddings.cosine.hover")}
     live_chart(cosine_figure(matrix, names, labels), key="embeddings.sentences_chart")

@@ -119,24 +119,47 @@ def laid_out(layout: dict) -> dict:
         for n in notes:
             if any(n is m for m in tops):
                 share = per_row[round(float(n.get("y", 1)), 3)]
-                text = wrap(str(n["text"]), max(14, SUBTITLE_CHARS // share - 2))
+                text = wrap(str(n["text"]), max(11, SUBTITLE_CHARS // share - 4))
                 n = {**n, "text": text, "font": {**(n.get("font") or {}), "size": SUBTITLE_SIZE}}
                 if float(n.get("y", 1)) >= 0.99:
                     sub_lines = max(sub_lines, _lines(text))
             fixed.append(n)
         layout["annotations"] = fixed
+    # A polar chart's radial axis title is drawn across its own tick labels and the data: it goes
+    # under the chart's title instead, and the radial axis keeps a few ticks.
+    radial = []
+    for name, polar in list(layout.items()):
+        if name.startswith("polar") and isinstance(polar, dict) and isinstance(polar.get("radialaxis"), dict):
+            axis = dict(polar["radialaxis"])
+            if _title_text(axis.get("title")):
+                radial.append(_title_text(axis.pop("title")))
+            axis.setdefault("nticks", 4)
+            layout[name] = {**polar, "radialaxis": axis}
     title = layout.get("title")
     text = _title_text(title)
     room = 10 + sub_lines * LINE_PX[SUBTITLE_SIZE]
-    if text:
-        base = title if isinstance(title, dict) else {}
-        layout["title"] = {**base, "text": wrap(text, TITLE_CHARS),
-                           "font": {**(base.get("font") or {}), "size": TITLE_SIZE},
-                           "x": 0.5, "xanchor": "center", "yref": "paper", "y": 1, "yanchor": "bottom",
-                           "automargin": True, "pad": {"b": room}}
     margin = dict(layout.get("margin") or {})
-    if text:
-        margin["t"] = MODEBAR_PX  # the title's automargin adds its own height above this
+    top_ticks = any(_AXIS.match(k) and k.startswith("x") and isinstance(v, dict) and v.get("side") == "top"
+                    for k, v in layout.items())
+    if text or radial:
+        base = title if isinstance(title, dict) else {}
+        wrapped = wrap(text, TITLE_CHARS)
+        new = {**base, "text": wrapped, "font": {**(base.get("font") or {}), "size": TITLE_SIZE},
+               "x": 0.5, "xanchor": "center"}
+        if radial:
+            new["subtitle"] = {"text": wrap(" · ".join(radial), TITLE_CHARS + 6)}
+            room += _lines(new["subtitle"]["text"]) * LINE_PX[SUBTITLE_SIZE]
+        if top_ticks:
+            # Tick labels above the plot (a matrix's keys): the title takes the top of the chart and
+            # the figure's own top margin, which holds the labels, grows by the title's extra lines.
+            # (plotly anchors a title of several lines by its first: the pad makes room for the others)
+            new.update(yref="container", y=1, yanchor="top", automargin=False,
+                       pad={"t": 6 + (_lines(wrapped) - 1) * LINE_PX[TITLE_SIZE]})
+            margin["t"] = int(margin.get("t", 100) or 100) + (_lines(wrapped) - 1) * LINE_PX[TITLE_SIZE]
+        else:
+            new.update(yref="paper", y=1, yanchor="bottom", automargin=True, pad={"b": room})
+            margin["t"] = MODEBAR_PX  # the title's automargin adds its own height above this
+        layout["title"] = new
     else:
         margin["t"] = max(int(margin.get("t", 0) or 0), MODEBAR_PX + room if sub_lines else MODEBAR_PX)
     layout["margin"] = margin
@@ -145,13 +168,24 @@ def laid_out(layout: dict) -> dict:
         legend.update(orientation="h", xref="container", x=0, xanchor="left", yref="container", y=0,
                       yanchor="bottom")
         layout["legend"] = legend
+    # x axis titles wrap to their panel's width; one said under several panels side by side is
+    # said once, under the panel nearest the middle.
+    x_titles: dict[str, list[tuple[float, str]]] = {}
+    for name, axis in layout.items():
+        if _AXIS.match(name) and name.startswith("x") and isinstance(axis, dict) and _title_text(axis.get("title")):
+            lo, hi = (axis.get("domain") or [0, 1])[:2]
+            x_titles.setdefault(_title_text(axis["title"]), []).append((abs((lo + hi) / 2 - 0.5), name))
+    repeated = {name for same in x_titles.values() if len(same) > 1 for _, name in sorted(same)[1:]}
     for name, axis in list(layout.items()):
         if _AXIS.match(name) and isinstance(axis, dict):
             axis = dict(axis)
             axis.pop("tickangle", None)
             axis_title = axis.get("title")
-            if _title_text(axis_title) and name.startswith("x"):
-                wrapped = wrap(_title_text(axis_title), AXIS_TITLE_CHARS)
+            if name in repeated:
+                axis["title"] = {**axis_title, "text": ""} if isinstance(axis_title, dict) else {"text": ""}
+            elif _title_text(axis_title) and name.startswith("x"):
+                lo, hi = (axis.get("domain") or [0, 1])[:2]
+                wrapped = wrap(_title_text(axis_title), max(12, int(AXIS_TITLE_CHARS * (hi - lo))))
                 axis["title"] = {**axis_title, "text": wrapped} if isinstance(axis_title, dict) else {"text": wrapped}
             axis.setdefault("automargin", True)
             layout[name] = axis
