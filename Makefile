@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 URL := http://127.0.0.1:8501
 
-.PHONY: run test bench load setup setup-test
+.PHONY: run test bench load setup setup-test replicas
 
 setup:
 	bash scripts/setup.sh
@@ -16,6 +16,11 @@ setup-test:
 run: setup
 	@echo "Inside the Transformer: open $(URL)"
 	$(VENV)/bin/streamlit run app.py --server.address 127.0.0.1 --server.port 8501
+
+# A class on one machine: N replicas (default 2) and nginx in front on port 8080; Ctrl-C stops all.
+N ?= 2
+replicas: setup
+	$(PY) scripts/replicas.py --replicas $(N)
 
 test: setup-test
 	$(PY) -m pytest

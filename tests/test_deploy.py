@@ -261,3 +261,22 @@ def test_the_server_does_not_watch_its_source_files():
     starts = [(REPO / "Dockerfile").read_text(), (REPO / "Makefile").read_text(),
               (REPO / "deploy" / "nginx" / "inside-transformer@.service").read_text()]
     assert not any("fileWatcherType" in s for s in starts)  # nothing overrides it
+
+
+def test_the_one_command_class_start_writes_a_config_nginx_accepts(tmp_path):
+    """`make replicas N=2` (scripts/replicas.py): the configuration it starts nginx with passes
+    `nginx -t` and sends learners to exactly the N replicas it starts."""
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not os.access(nginx, os.X_OK):
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true and nginx is missing: `make test` installs it as root", pytrace=False)
+        pytest.skip("nginx is missing: run `make test` as root or `apt-get install nginx`")
+    sys.path.insert(0, str(REPO / "scripts"))
+    import replicas
+
+    conf = replicas.configure(2, 9101, "127.0.0.1:9100", prefix=tmp_path)
+    verdict = replicas.check(conf, prefix=tmp_path)
+    assert verdict.returncode == 0, verdict.stderr
+    text = conf.read_text() + "".join(p.read_text() for p in tmp_path.glob("*.conf") if p != conf)
+    assert "127.0.0.1:9101" in text and "127.0.0.1:9102" in text and "127.0.0.1:9103" not in text
+    assert "scripts/replicas.py --replicas $(N)" in (REPO / "Makefile").read_text()  # what `make replicas` runs

@@ -188,3 +188,16 @@ def test_lesson_runs_on_a_gpt2_family_model(tiny_gpt2, monkeypatch):
     # Every word is cut into single bytes by the tiny tokenizer: the page says so.
     assert any("king" in x.value for x in at.warning)
     assert chart(at, "embeddings.sentences_chart") is not None
+
+
+def test_the_depth_curve_is_drawn_on_an_axis_zoomed_to_it():
+    """A same-word pair whose cosine only falls from 1 to 0.94 must look like a fall, not a flat line."""
+    from ui.embeddings_view import depth_figure, depth_range
+
+    cos = np.array([1.0, 0.99, 0.97, 0.95, 0.94])
+    low, high = depth_range(cos)
+    assert low < 0.94 and high > 1.0  # every point inside
+    assert (1.0 - 0.94) / (high - low) > 0.8  # the fall fills most of the axis
+    fig = depth_figure(cos, 2, {"x": "x", "y": "y", "hover": "%{y}"}).to_dict()
+    assert list(fig["layout"]["yaxis"]["range"]) == [low, high]
+    assert depth_range(np.array([1.0, 0.2]))[0] < 0.2

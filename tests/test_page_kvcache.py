@@ -33,12 +33,12 @@ def test_lesson_runs_on_the_live_model(lang, real):
     assert i18n.lesson(lang, "kvcache")["intro"].splitlines()[0][:40] in text
     assert "{" not in "".join(m.value for m in at.markdown if "$" not in m.value)  # every placeholder filled
     # The calculator on the live model: cache per token in bf16 by the formula.
-    assert _metric(at, labels["kvcache.per_token"]) == _kib(kv_bytes_per_token(real.config, 2), lang)
+    assert _metric(at, labels["kvcache.per_token"].format(dtype="bf16")) == _kib(kv_bytes_per_token(real.config, 2), lang)
     # The real cache weighed: the same bytes as the formula, 45 KiB per token in fp32.
     measured = _metric(at, labels["kvcache.measure.measured"])
     assert measured == _metric(at, labels["kvcache.measure.formula"])
     assert measured == f"{format_number(kv_cache_bytes(real.config, 64, dtype_bytes=4), lang)} B"
-    assert _metric(at, labels["kvcache.measure.per_token"]) == _kib(46080, lang)
+    assert _metric(at, labels["kvcache.measure.per_token"].format(dtype="float32")) == _kib(46080, lang)
     assert any(labels["kvcache.measure.equal"].split("{")[0] in s.value for s in at.success)
     tables = [df.value for df in at.dataframe]
     assert any(len(v) == 6 and labels["kvcache.variant.col.kind"] in v.columns for v in tables)
@@ -105,7 +105,7 @@ def test_custom_config_messages(lang):
     assert not at.exception
     # 671 billion parameters in bf16 do not fit on one 80 GB card: said, not crashed.
     assert [e.value for e in at.error] == [i18n.fill(labels["kvcache.weights_too_big"], card="80 GB", cards="17")]
-    assert _metric(at, labels["kvcache.per_token"]) == _kib(61 * 576 * 2, lang)
+    assert _metric(at, labels["kvcache.per_token"].format(dtype="bf16")) == _kib(61 * 576 * 2, lang)
     at.text_area(key="kvcache.custom_json").set_value(json.dumps({"model_type": "bert", "hidden_size": 64,
                                                                   "num_attention_heads": 4, "num_hidden_layers": 2,
                                                                   "vocab_size": 100}))
@@ -144,7 +144,7 @@ def test_gpt2_family_model_and_the_timing_run(tiny_gpt2, monkeypatch):
     labels = i18n.ui("en")
     assert at.session_state["app.model"] == name
     assert _metric(at, labels["kvcache.measure.measured"]) == _metric(at, labels["kvcache.measure.formula"])
-    assert _metric(at, labels["kvcache.per_token"]) == _kib(kv_bytes_per_token(tiny_gpt2.config, 2), "en")
+    assert _metric(at, labels["kvcache.per_token"].format(dtype="bf16")) == _kib(kv_bytes_per_token(tiny_gpt2.config, 2), "en")
     assert not any(labels["kvcache.measure.gqa"].split("(")[0] in x.value for x in at.info)  # no GQA to praise
     charts = len(chart_keys(at))
     at.button(key="kvcache.time_run").click()

@@ -26,7 +26,7 @@ from lib.reference import REFERENCE_MODELS
 from lib.tokens import readable_tokens
 from ui.cache import get_capture, get_model
 from ui.core import lang as core_lang, num, t
-from ui.figures import PALETTE, Spec, colorscale, quick, subplot_layout, vline
+from ui.figures import PALETTE, Spec, colorscale, quick, subplot_layout, vline, wrap
 from ui.chart_table import as_table
 from ui.live_chart import live_chart
 
@@ -160,11 +160,19 @@ def diagram_figure(steps: list[blk.Step], labels: dict[str, str]) -> go.Figure:
             continue
         fig.add_shape(type="rect", x0=cx - w / 2, y0=y - 0.5, x1=cx + w / 2, y1=y + 0.5, fillcolor=fills[kind],
                       line=dict(color="#555", width=1.5))
-        inner = " · ".join(f"{n} {shape(s)}" for n, s in step.inner)
-        text = f"<b>{labels[kind]}</b>  <span style='font-size:11px'>{step.module}</span>"
-        if inner:
-            text += f"<br><span style='font-size:11px'>{inner}</span>"
-        ann.append(dict(x=cx, y=y, text=text, showarrow=False, font=dict(size=13)))
+        # Short lines, so the diagram reads on a phone (plotly does not wrap an annotation): the
+        # module's name joins the label, the shapes follow a few to a line, the module's path
+        # shows on hover.
+        lines: list[str] = []
+        for n, s in step.inner:
+            item = f"{n} {shape(s)}"
+            if lines and len(lines[-1]) + 3 + len(item) <= 48:
+                lines[-1] += " · " + item
+            else:
+                lines.append(item)
+        text = "<br>".join([f"<b>{labels[kind]}</b>"] + [f"<span style='font-size:10px'>{x}</span>" for x in lines])
+        ann.append(dict(x=cx, y=y, text=text, showarrow=False, font=dict(size=12), hovertext=step.module))
+        continue
     # Branches: from the spine to the first box, box to box, the last box back to the spine's adder.
     branch: list[float] = []
     for kind, _, y in rows:
@@ -183,7 +191,7 @@ def diagram_figure(steps: list[blk.Step], labels: dict[str, str]) -> go.Figure:
         branch = []
     ann.append(dict(x=spine, y=0.45, text=f"<b>{labels['in']}</b> {shape(norms[0].shape_in)}", showarrow=False,
                     xanchor="left", font=dict(size=12)))
-    ann.append(dict(x=spine, y=bottom - 1.55, text=f"<b>{labels['out']}</b> {shape(norms[0].shape_in)}",
+    ann.append(dict(x=spine, y=bottom - 1.55, text="<br>".join(f"<b>{x}</b>" for x in wrap(labels["out"], 34).split("<br>")) + f" {shape(norms[0].shape_in)}",
                     showarrow=False, xanchor="left", font=dict(size=12)))
     ann.append(dict(x=spine - 0.2, y=bottom / 3.6, text=labels["residual"], showarrow=False, textangle=-90,
                     xanchor="right", font=dict(size=11, color="#666")))

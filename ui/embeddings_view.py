@@ -141,7 +141,18 @@ def depth_figure(cos: np.ndarray, depth: int, labels: dict[str, str]) -> go.Figu
                        marker=dict(size=16, color=PALETTE[1]), hoverinfo="skip")],
                  dict(xaxis=dict(title=dict(text=labels["x"])), height=320, showlegend=False,
                       margin=dict(l=10, r=10, t=30, b=10),
-                      yaxis=dict(title=dict(text=labels["y"]), range=[min(0.0, float(cos.min()) - 0.05), 1.02])))
+                      yaxis=dict(title=dict(text=labels["y"]), range=depth_range(cos))))
+
+
+def depth_range(cos: np.ndarray) -> list[float]:
+    """The depth curve's y range: zoomed to the data, so a fall from 1 to 0.94 is seen as a fall
+    (on a 0-1 axis the line looks flat), with a tenth of the fall as margin.
+
+    Example: depth_range(np.array([1.0, 0.96, 0.94])) -> [0.934, 1.006]
+    """
+    low, high = float(np.nanmin(cos)), max(1.0, float(np.nanmax(cos)))
+    pad = max(0.005, 0.1 * (high - low))
+    return [round(low - pad, 4), round(high + pad, 4)]
 
 
 # ---------------------------------------------------------------------------- sections
@@ -303,6 +314,6 @@ def sentences(model_name: str, raw: str) -> None:
     if any(cut for _, cut in results):
         st.warning(t("embeddings.sentences.cut", n=num(SENTENCE_MAX_TOKENS)))
     matrix = emb.cosine_matrix(np.stack([v for v, _ in results]))
-    names = [f"{i + 1}. {s[:28]}{'…' if len(s) > 28 else ''}" for i, s in enumerate(lines)]
+    names = [f"{i + 1}. {s[:22]}{'…' if len(s) > 22 else ''}" for i, s in enumerate(lines)]  # fits a phone
     labels = {"hover": t("embeddings.cosine.hover")}
     live_chart(cosine_figure(matrix, names, labels), key="embeddings.sentences_chart")

@@ -41,7 +41,7 @@ def localized(spec: dict, separators: str) -> dict:
     Example: localized({"layout": {"xaxis": {}}}, ",.")["layout"] -> {"xaxis": {"exponentformat":
              "power"}, "separators": ",."}
     """
-    layout = dict(spec.get("layout") or {})
+    layout = laid_out(dict(spec.get("layout") or {}))
     for name, axis in list(layout.items()):
         if _AXIS.match(name) and isinstance(axis, dict) and "exponentformat" not in axis:
             layout[name] = {**axis, "exponentformat": "power"}
@@ -49,6 +49,147 @@ def localized(spec: dict, separators: str) -> dict:
         layout.setdefault(name, {"exponentformat": "power"})
     layout.setdefault("separators", separators)
     return {**spec, "layout": layout}
+
+
+# The course's one rule for chart layout. A chart must read on a phone (390 px wide: a plot some
+# 358 px wide, or half of that beside another) as on a laptop, in Italian (the longer words):
+# - the title sits above the plot area, wrapped to lines that fit a phone (`TITLE_CHARS`), with room
+#   above it for plotly's mode bar; subplot titles wrap to their column's share of that width;
+# - the legend is horizontal, at the foot of the chart, below the x axis's title (plotly grows the
+#   bottom margin to hold it, however many rows it wraps to);
+# - tick labels take plotly's own angle (it turns them only as far as they need), never a fixed one.
+TITLE_CHARS = 40  # characters of a 16 px title in 358 px (Source Sans, Italian words)
+SUBTITLE_CHARS = 46  # the same for 14 px subplot titles, over the whole width
+AXIS_TITLE_CHARS = 44
+TITLE_SIZE, SUBTITLE_SIZE = 16, 14
+LINE_PX = {TITLE_SIZE: 21, SUBTITLE_SIZE: 18}
+MODEBAR_PX = 26  # the mode bar's band at the top right, always shown on touch screens
+_TAG = re.compile(r"<[^>]+>")
+
+
+def wrap(text: str, width: int) -> str:
+    """`text` (plotly's HTML subset) broken with `<br>` at spaces so that no line is longer than
+    `width` visible characters (a single longer word keeps its line). Existing breaks are kept.
+
+    Example: wrap("Una riga d'esempio: softmax su 8 chiavi", 20) -> "Una riga d'esempio:<br>softmax su 8 chiavi"
+    """
+    out = []
+    for line in re.split(r"<br\s*/?>", text):
+        current = ""
+        for word in line.split(" "):
+            trial = f"{current} {word}" if current else word
+            if current and len(_TAG.sub("", trial)) > width:
+                out.append(current)
+                current = word
+            else:
+                current = trial
+        out.append(current)
+    return "<br>".join(out)
+
+
+def _lines(text: str) -> int:
+    return len(re.split(r"<br\s*/?>", text)) if text else 0
+
+
+def _title_text(title) -> str:
+    if isinstance(title, dict):
+        return str(title.get("text") or "")
+    return str(title or "")
+
+
+def laid_out(layout: dict) -> dict:
+    """`layout` (plotly JSON, a shallow copy is changed) following the course's chart-layout rule
+    above. Only titles, legends, tick angles and the top margin change; the data never does.
+
+    Example: laid_out({"title": "Memoria"})["title"] -> {"text": "Memoria", "font": {"size": 16},
+             "x": 0.5, "xanchor": "center", "yref": "paper", "y": 1, "yanchor": "bottom",
+             "automargin": True, "pad": {"b": 10}}
+    """
+    # Subplot titles (make_subplots writes them as annotations at the top of each panel): wrapped
+    # to their panel's share of the width, smaller than the chart's title.
+    notes = list(layout.get("annotations") or [])
+    tops = [n for n in notes if isinstance(n, dict) and n.get("yanchor") == "bottom" and n.get("yref") == "paper"
+            and n.get("xref") == "paper" and not n.get("showarrow", True) and n.get("text")]
+    per_row: dict[float, int] = {}
+    for n in tops:
+        per_row[round(float(n.get("y", 1)), 3)] = per_row.get(round(float(n.get("y", 1)), 3), 0) + 1
+    sub_lines = 0
+    if tops:
+        fixed = []
+        for n in notes:
+            if any(n is m for m in tops):
+                share = per_row[round(float(n.get("y", 1)), 3)]
+                text = wrap(str(n["text"]), max(11, SUBTITLE_CHARS // share - 4))
+                n = {**n, "text": text, "font": {**(n.get("font") or {}), "size": SUBTITLE_SIZE}}
+                if float(n.get("y", 1)) >= 0.99:
+                    sub_lines = max(sub_lines, _lines(text))
+            fixed.append(n)
+        layout["annotations"] = fixed
+    # A polar chart's radial axis title is drawn across its own tick labels and the data: it goes
+    # under the chart's title instead, and the radial axis keeps a few ticks.
+    radial = []
+    for name, polar in list(layout.items()):
+        if name.startswith("polar") and isinstance(polar, dict) and isinstance(polar.get("radialaxis"), dict):
+            axis = dict(polar["radialaxis"])
+            if _title_text(axis.get("title")):
+                radial.append(_title_text(axis.pop("title")))
+            axis.setdefault("nticks", 4)
+            layout[name] = {**polar, "radialaxis": axis}
+    title = layout.get("title")
+    text = _title_text(title)
+    room = 10 + sub_lines * LINE_PX[SUBTITLE_SIZE]
+    margin = dict(layout.get("margin") or {})
+    top_ticks = any(_AXIS.match(k) and k.startswith("x") and isinstance(v, dict) and v.get("side") == "top"
+                    for k, v in layout.items())
+    if text or radial:
+        base = title if isinstance(title, dict) else {}
+        wrapped = wrap(text, TITLE_CHARS)
+        new = {**base, "text": wrapped, "font": {**(base.get("font") or {}), "size": TITLE_SIZE},
+               "x": 0.5, "xanchor": "center"}
+        if radial:
+            new["subtitle"] = {"text": wrap(" · ".join(radial), TITLE_CHARS + 6)}
+            room += _lines(new["subtitle"]["text"]) * LINE_PX[SUBTITLE_SIZE]
+        if top_ticks:
+            # Tick labels above the plot (a matrix's keys): the title takes the top of the chart and
+            # the figure's own top margin, which holds the labels, grows by the title's extra lines.
+            # (plotly anchors a title of several lines by its first: the pad makes room for the others)
+            new.update(yref="container", y=1, yanchor="top", automargin=False,
+                       pad={"t": 6 + (_lines(wrapped) - 1) * LINE_PX[TITLE_SIZE]})
+            margin["t"] = int(margin.get("t", 100) or 100) + (_lines(wrapped) - 1) * LINE_PX[TITLE_SIZE]
+        else:
+            new.update(yref="paper", y=1, yanchor="bottom", automargin=True, pad={"b": room})
+            margin["t"] = MODEBAR_PX  # the title's automargin adds its own height above this
+        layout["title"] = new
+    else:
+        margin["t"] = max(int(margin.get("t", 0) or 0), MODEBAR_PX + room if sub_lines else MODEBAR_PX)
+    layout["margin"] = margin
+    if layout.get("showlegend") is not False:
+        legend = dict(layout.get("legend") or {})
+        legend.update(orientation="h", xref="container", x=0, xanchor="left", yref="container", y=0,
+                      yanchor="bottom")
+        layout["legend"] = legend
+    # x axis titles wrap to their panel's width; one said under several panels side by side is
+    # said once, under the panel nearest the middle.
+    x_titles: dict[str, list[tuple[float, str]]] = {}
+    for name, axis in layout.items():
+        if _AXIS.match(name) and name.startswith("x") and isinstance(axis, dict) and _title_text(axis.get("title")):
+            lo, hi = (axis.get("domain") or [0, 1])[:2]
+            x_titles.setdefault(_title_text(axis["title"]), []).append((abs((lo + hi) / 2 - 0.5), name))
+    repeated = {name for same in x_titles.values() if len(same) > 1 for _, name in sorted(same)[1:]}
+    for name, axis in list(layout.items()):
+        if _AXIS.match(name) and isinstance(axis, dict):
+            axis = dict(axis)
+            axis.pop("tickangle", None)
+            axis_title = axis.get("title")
+            if name in repeated:
+                axis["title"] = {**axis_title, "text": ""} if isinstance(axis_title, dict) else {"text": ""}
+            elif _title_text(axis_title) and name.startswith("x"):
+                lo, hi = (axis.get("domain") or [0, 1])[:2]
+                wrapped = wrap(_title_text(axis_title), max(12, int(AXIS_TITLE_CHARS * (hi - lo))))
+                axis["title"] = {**axis_title, "text": wrapped} if isinstance(axis_title, dict) else {"text": wrapped}
+            axis.setdefault("automargin", True)
+            layout[name] = axis
+    return layout
 
 
 def quick(data: list[dict], layout: dict) -> go.Figure:

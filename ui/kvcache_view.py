@@ -222,14 +222,14 @@ def calculator(live_config: dict, live_name: str, live_params: int) -> Choice:
         n_params = None
     calc = K.calculate(cfg, n_params or 0, tokens, users, A.CACHE_DTYPES[cache_dtype],
                        A.bytes_per_param(weight_dtype), card_gb * 1e9)
-    _show_calculation(calc, cfg, n_params)
+    _show_calculation(calc, cfg, n_params, cache_dtype)
     return Choice(label, cfg, n_params, calc, tokens, users, cache_dtype, weight_dtype, card_gb)
 
 
-def _show_calculation(calc: K.Calculation, cfg: dict, n_params: int | None) -> None:
+def _show_calculation(calc: K.Calculation, cfg: dict, n_params: int | None, cache_dtype: str) -> None:
     kinds = [k for k, _ in A.layer_kinds(cfg)]
     m = st.columns(4)
-    m[0].metric(t("kvcache.per_token"), kib(calc.cache_per_token) if calc.cache_per_token else "0",
+    m[0].metric(t("kvcache.per_token", dtype=cache_dtype), kib(calc.cache_per_token) if calc.cache_per_token else "0",
                 help=t("kvcache.per_token_help"))
     m[1].metric(t("kvcache.per_user"), size(calc.cache_per_user))
     m[2].metric(t("kvcache.weights"), size(calc.weights) if n_params else "—",
@@ -369,7 +369,7 @@ def measured_section(model_name: str, lm, text: str) -> K.CacheMeasurement:
     c = st.columns(3)
     c[0].metric(t("kvcache.measure.measured"), f"{num(m.measured_bytes)} B")
     c[1].metric(t("kvcache.measure.formula"), f"{num(m.formula_bytes - m.window_offset_bytes)} B")
-    c[2].metric(t("kvcache.measure.per_token"), kib(m.per_token))
+    c[2].metric(t("kvcache.measure.per_token", dtype=m.dtype), kib(m.per_token))
     if m.equal:
         st.success(t("kvcache.measure.equal", n=num(m.tokens), dtype=m.dtype, bytes=num(m.dtype_bytes)))
     else:

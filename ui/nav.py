@@ -71,7 +71,33 @@ def navigation():
         alias = st.Page(_follow, title=by_id[target].title, url_path=path, visibility="hidden")
         alias.itt_target = by_id[target]
         aliases.append(alias)
+    _quiet_page_not_found()
     return st.navigation([*lessons, compare, final, teachers, *aliases], expanded=True)
+
+
+NOT_FOUND_KEY = "app.page_not_found"
+
+
+def _quiet_page_not_found() -> None:
+    """An address that names no page opens the first lesson with a notice in the course's language
+    (`not_found_notice`), instead of Streamlit's English "Page not found" modal: st.navigation's
+    call that sends the modal is replaced, once per process, by one that notes the miss."""
+    from streamlit.commands import navigation as st_navigation
+
+    if getattr(st_navigation.send_page_not_found, "_itt_quiet", False):
+        return
+
+    def note_page_not_found(ctx) -> None:
+        st.session_state[NOT_FOUND_KEY] = True
+
+    note_page_not_found._itt_quiet = True
+    st_navigation.send_page_not_found = note_page_not_found
+
+
+def not_found_notice() -> None:
+    """The notice for an address that named no page (once)."""
+    if st.session_state.pop(NOT_FOUND_KEY, False):
+        st.info(t("nav.not_found"), icon="🧭")
 
 
 def _follow() -> None:

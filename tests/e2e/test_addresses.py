@@ -29,3 +29,15 @@ def test_an_other_address_opens_its_lesson(page, app_url, path, lesson, shown):
     assert "lang=it" in page.url
     assert page.get_by_text("Page not found").count() == 0
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+@pytest.mark.parametrize("lang", ["it", "en"])
+@pytest.mark.parametrize("path", ["foo", "foo/bar", "attenzion"])
+def test_an_address_that_names_no_page_opens_lesson_one_with_a_notice_in_the_language(page, app_url, path, lang):
+    from playwright.sync_api import expect
+
+    labels = i18n.ui(lang)
+    goto(page, f"{app_url}/{path}?lang={lang}", labels["lesson.numbers.title"])
+    expect(page.get_by_text(labels["nav.not_found"])).to_be_visible(timeout=APP_TIMEOUT_MS)
+    assert page.get_by_text("Page not found").count() == 0
+    assert page.locator('[data-testid="stException"]').count() == 0
