@@ -2,6 +2,11 @@
 and column headers a screen reader can walk, numbers written the language's way) with the same
 data the chart draws. Built only while the expander is open (it reruns its section when opened or
 closed), so a slider move costs nothing for the learners who keep it closed.
+
+A wide table scrolls sideways in its own box, which a keyboard learner must be able to reach to
+scroll (axe-core's `scrollable-region-focusable`, serious): Streamlit's table box takes no focus, so
+a few lines of JavaScript (components v2, no iframe) make each scrolling box of the table a Tab stop,
+a region named after the chart's table.
 """
 
 from __future__ import annotations
@@ -12,6 +17,27 @@ import pandas as pd
 import streamlit as st
 
 from ui.core import t
+
+_JS = r"""
+export default function ({ data, parentElement }) {
+  const box = parentElement.closest('[data-testid="stExpanderDetails"], [data-testid="stExpander"]');
+  let tries = 0;
+  const fix = () => {
+    if (!box) return;
+    for (const e of box.querySelectorAll('[data-testid="stTable"], [data-testid="stTable"] *')) {
+      const s = getComputedStyle(e);
+      if (/(auto|scroll)/.test(s.overflowX + " " + s.overflowY) && !e.hasAttribute("tabindex")) {
+        e.tabIndex = 0;
+        e.setAttribute("role", "region");
+        e.setAttribute("aria-label", data.label);
+      }
+    }
+    if (++tries < 30) requestAnimationFrame(fix);  // the table may be drawn a few frames later
+  };
+  fix();
+}
+"""
+_focusable = st.components.v2.component("itt_table_focus", js=_JS, isolate_styles=False)
 
 
 def key_of(chart_key: str) -> str:
@@ -28,3 +54,5 @@ def as_table(chart_key: str, build: Callable[[], pd.DataFrame], digits: int = 3,
     decimal, thousands = t("plot.separators")[0], t("plot.separators")[1]
     frame = build()
     box.table(frame.style.format(precision=digits, decimal=decimal, thousands=thousands, na_rep="—"))
+    with box:
+        _focusable(key=f"{key_of(chart_key)}.focus", data={"label": t("chart.as_table")}, height=0)
