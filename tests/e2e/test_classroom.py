@@ -16,7 +16,7 @@ import pytest
 from lib import i18n
 from lib.classroom import ClassStore
 from lib.quiz import load_bank
-from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, type_text
+from tests.e2e.conftest import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -60,7 +60,7 @@ def test_a_teacher_and_three_learners_run_a_class(browser, app_url):
         for i, name in enumerate(names):
             ctx, pg = _context(browser, dialogs)
             contexts.append(ctx)
-            goto(pg, join, en["lesson.numbers.title"])
+            goto(pg, join, en["lesson.numbers.title"], timeout=SERVER_WARM_TIMEOUT_MS)  # a busy 2-core machine
             expect(pg.get_by_text(en["class.join.privacy"].split("**")[0].strip())).to_be_visible(timeout=APP_TIMEOUT_MS)
             box = pg.get_by_role("textbox", name=en["class.join.pseudonym"])
             type_text(pg, box, name, submit=None)
