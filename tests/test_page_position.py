@@ -20,7 +20,7 @@ def arr(value) -> np.ndarray:
 
 
 def title(fig: dict) -> str:
-    return fig["layout"]["title"]["text"]
+    return fig["layout"]["title"]["text"].replace("<br>", " ")  # titles wrap (ui.figures.laid_out)
 
 
 def warnings(at) -> list[str]:

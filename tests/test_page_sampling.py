@@ -152,7 +152,7 @@ def test_generation_is_greedy_generate_and_survives_slider_moves(real, monkeypat
         at.run()
         assert not at.exception, at.exception
         assert "gen-chips" in html_bodies(at)
-        title = chart(at, "sampling.step_chart")["layout"]["title"]["text"]
+        title = chart(at, "sampling.step_chart")["layout"]["title"]["text"].replace("<br>", " ")
         assert title.startswith(i18n.fill(prefix(labels["sampling.gen.step_title"]) + "{step}", step="3"))
     # A new text makes the stored generation stale: a message, not a run.
     at.text_area(key="app.text").set_value("Another text")
