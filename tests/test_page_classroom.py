@@ -258,3 +258,34 @@ def test_an_unreachable_database_is_said_and_nothing_raises(tmp_path, monkeypatc
     finally:
         classroom.store.clear()
         classroom._class_state.clear()
+
+
+def test_answers_given_while_the_database_is_down_are_said_kept_and_sent_later(store, monkeypatch):
+    """The database stops answering mid-lesson: the verdict still comes, the sidebar says at once
+    that the class does not receive the answers, and they reach the class once it answers again."""
+    from lib import classroom as C
+
+    labels = i18n.ui("en")
+    created = store.create_class()
+    at = _join(_app("en", **{"class": created.code}), "en", "Ada")
+    first, second = [q for q in load_bank("en", "numbers") if q.kind == "choice"][:2]
+
+    def answer(q):
+        at.radio(key=f"quiz.numbers.{q.id}.answer").set_value(int(q.answer))
+        at.button(key=f"FormSubmitter:quiz.numbers.{q.id}.form-{labels['quiz.check']}").click().run()
+        assert not at.exception, at.exception
+
+    def down(*_a, **_k):
+        raise C.StoreUnavailable("the database does not answer")
+
+    with monkeypatch.context() as m:
+        m.setattr(C.ClassStore, "record_answers", down)
+        answer(first)
+        assert labels["class.side.offline"] in [w.value for w in at.sidebar.warning]
+        assert labels["quiz.right"] in page_text(at)  # the lesson goes on
+    assert store.dashboard(created.code, created.secret).questions == ()
+    at.run()
+    answer(second)  # back: both answers go, the notice goes
+    assert labels["class.side.offline"] not in [w.value for w in at.sidebar.warning]
+    counted = {s.question_id: s.answered for s in store.dashboard(created.code, created.secret).questions}
+    assert counted == {first.id: 1, second.id: 1}

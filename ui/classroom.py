@@ -239,8 +239,6 @@ def sidebar() -> None:
                 st.text(f"{info.name} ({info.code})" if state == "ok" and info.name else mine["code"])
                 st.caption(t("class.side.you"))
                 st.text(mine["pseudonym"])  # as text: whatever it holds is never markup
-                if state == "down" or ss.get(OFFLINE):
-                    st.warning(t("class.side.offline"))
                 st.button(t("class.side.leave"), key="class.leave", on_click=_on_leave)
         else:
             with st.expander(t("class.side.join"), expanded=False):
@@ -267,6 +265,7 @@ def _banner(lesson: str | None, was_locked: bool) -> None:
     mine = member()
     if not mine:
         return
+    _drain()  # answers kept while the database was down go as soon as it answers, even on an idle page
     state, _, pace = _class_state(mine["code"])
     if state != "ok":
         return
@@ -374,9 +373,9 @@ def report_final(correct: int, total: int) -> None:
         st.session_state["class.final_sent"] = (mine["code"], correct, total)
 
 
-def flush() -> None:
-    """Send what the callbacks queued, in one transaction (in the sidebar's progress section, which a
-    quiz answer reruns); kept for the next run when the database does not answer."""
+def _drain() -> None:
+    """Send what the callbacks queued, in one transaction; kept for the next try when the database
+    does not answer."""
     mine = member()
     queue = st.session_state.get(QUEUE)
     if not mine or not queue:
@@ -384,6 +383,15 @@ def flush() -> None:
     batch = [(lesson, qid, answer, correct) for _, lesson, qid, answer, correct in queue]
     if _send(lambda s: s.record_answers(mine["id"], batch)):
         del queue[:len(batch)]
+
+
+def flush() -> None:
+    """In the sidebar's progress section, which a quiz answer reruns: send what is queued and, while
+    the class does not receive this learner's answers, say so there (right after the answer)."""
+    _drain()
+    mine = member()
+    if mine and (st.session_state.get(OFFLINE) or _class_state(mine["code"])[0] == "down"):
+        st.warning(t("class.side.offline"))
 
 
 # ------------------------------------------------------------------------- the browser's copy
