@@ -4,9 +4,10 @@ A class shares one server. Some results are big and only wanted once the learner
 (the logit lens: 31 layers × 24 positions × 49,152 logits). Computed in the session's own thread,
 they compete on equal terms with every other learner's slider move and new text, and a class that
 reaches them together queues everything behind them. `run_low(fn, ...)` runs `fn` on a small pool
-of threads that the operating system schedules after the others (nice +10 on Linux) and that use
-one torch thread each (`torch.set_num_threads` is per thread), then returns its result to the
-caller, which waits as before. The result is the same function's result: only *when* the CPU works
+of threads that the operating system schedules after the others (nice +10 on Linux; the threads
+torch starts from them for its parallel loops inherit it), then returns its result to the caller,
+which waits as before. A quiet server gives them every core, as before; a busy one serves the
+other learners' inputs first. The result is the same function's result: only *when* the CPU works
 on it changes.
 
 `ITT_LOW_PRIORITY=off` runs everything in the caller's thread, as before (for comparisons).
@@ -19,8 +20,6 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, TypeVar
-
-import torch
 
 T = TypeVar("T")
 
@@ -37,12 +36,11 @@ def enabled() -> bool:
 
 
 def _lower_this_thread() -> None:
-    torch.set_num_threads(1)
     try:
         tid = threading.get_native_id()
         os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + LOW_NICE)
     except (AttributeError, OSError):
-        pass  # no per-thread priority here: the work still leaves the session's thread free of torch's pool
+        pass  # no per-thread priority here: the work runs at normal priority
 
 
 def thread_nice() -> int:
