@@ -11,9 +11,34 @@ learner's text; the page shows them only in tables or as plain text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 
 from lib.class_links import display_names
+
+
+_TEX = {r"\times": "×", r"\cdot": "·", r"\approx": "≈", r"\sqrt": "√", r"\theta": "θ", r"\pi": "π",
+        r"\ln": "ln", r"\infty": "∞", r"\cos": "cos", r"\sin": "sin", r"\epsilon": "ε", r"\lVert": "‖",
+        r"\rVert": "‖", r"\le": "≤", r"\ge": "≥", r"\to": "→", r"\,": " ", r"\%": "%"}
+_SUP = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def plain_math(text: str) -> str:
+    """A quiz text with its $...$ formulas written in plain characters, for a table cell (a table
+    shows no formula): $12 \\cdot d^2$ -> 12 · d², \\tfrac{a}{b} -> a/b, \\mathrm{x} -> x.
+
+    Example: plain_math("$n \\times 2^{10}$ bytes") -> "n × 2¹⁰ bytes"
+    """
+    def one(m: re.Match) -> str:
+        f = re.sub(r"_\{([^{}]*)\}", r"_\1", m.group(1))
+        f = re.sub(r"\\(?:mathrm|text|mathbf|operatorname)\{([^{}]*)\}", r"\1", f)
+        f = re.sub(r"\\sqrt\{([^{}]*)\}", r"√(\1)", f)
+        f = re.sub(r"\\t?frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2", f)
+        for tex, char in sorted(_TEX.items(), key=lambda x: -len(x[0])):
+            f = re.sub(re.escape(tex) + r"(?![A-Za-z])", char, f)
+        f = re.sub(r"\^\{?([0-9-]+)\}?", lambda x: x.group(1).translate(_SUP), f)
+        return f.replace("{", "").replace("}", "").replace("\\", "")
+    return re.sub(r"\$([^$]+)\$", one, text)
 
 
 def answer_label(question, answer: str) -> str:
@@ -23,7 +48,7 @@ def answer_label(question, answer: str) -> str:
     """
     options = getattr(question, "options", ()) if question is not None else ()
     if options and answer.isdigit() and int(answer) < len(options):
-        return options[int(answer)]
+        return plain_math(options[int(answer)])
     return answer
 
 
@@ -65,7 +90,7 @@ def question_rows(stats: Sequence, questions: Mapping[tuple[str, str], object],
     rows = []
     for s in stats:
         q = questions.get((s.lesson, s.question_id))
-        prompt = q.prompt if q is not None else s.question_id
+        prompt = plain_math(q.prompt) if q is not None else s.question_id
         parts = [f"{right_mark + ' ' if a.correct else ''}{answer_label(q, a.answer)}: {a.count}" for a in s.answers]
         rows.append((s.lesson, prompt, s.answered, s.share_right, " · ".join(parts)))
     return rows

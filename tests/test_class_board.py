@@ -81,3 +81,21 @@ def test_an_answer_that_is_not_an_option_is_shown_as_typed():
 
     assert [B.answer_label(Q, x) for x in ("1", "7", "<i>", "")] == ["b", "7", "<i>", ""]
     assert B.answer_label(None, "12.5") == "12.5"
+
+
+def test_every_quiz_text_reads_without_latex_in_a_table():
+    """The dashboard's tables show no formula: every prompt and option of every quiz bank, in both
+    languages, comes out of plain_math without a backslash, a brace or a dollar sign."""
+    from lib import i18n
+    from lib.class_board import plain_math
+    from lib.quiz import load_bank
+    from ui import nav
+
+    assert plain_math("la regola $12 \\cdot d^2 \\cdot L$") == "la regola 12 · d² · L"
+    assert plain_math("$\\tfrac{1}{\\sqrt{d_{head}}}$") == "1/√(d_head)"
+    for lang in i18n.LANGS:
+        for lesson in [x.id for x in nav.LESSONS]:
+            for q in load_bank(lang, lesson):
+                for text in (q.prompt, *getattr(q, "options", ())):
+                    out = plain_math(text)
+                    assert not any(c in out for c in "\\{}$"), (lang, lesson, q.id, out)
