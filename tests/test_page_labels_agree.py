@@ -16,7 +16,7 @@ def test_the_scaling_metrics_say_mean_and_the_chart_says_one_example_row():
     assert labels["attention.scaling.max_raw"] in shown and "media" in labels["attention.scaling.max_raw"]
     spec = find_chart(at, "attention.scaling_chart")
     assert spec is not None
-    assert labels["attention.scaling.row"] in json.dumps(spec, ensure_ascii=False)
+    assert labels["attention.scaling.row"] in json.dumps(spec, ensure_ascii=False).replace("<br>", " ")  # titles wrap
     assert "esempio" in labels["attention.scaling.row"]
 
 
