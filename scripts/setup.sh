@@ -78,6 +78,22 @@ if [ "$MODE" = test ]; then
   fi
 fi
 
+# Installs a Debian package whose own service must not start here (the tests run their own
+# servers in temporary folders): a policy-rc.d that exits 101 keeps the package from starting it
+# (only ours is removed afterwards; an image's own is left alone).
+apt_install_without_service() {
+  log "installing $1 with apt-get"
+  export DEBIAN_FRONTEND=noninteractive
+  local own_policy=
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && own_policy=1
+  fi
+  if ! { apt-get update -q && apt-get install -y -q "$1"; }; then
+    log "apt-get could not install $1"
+  fi
+  if [ -n "$own_policy" ]; then rm -f /usr/sbin/policy-rc.d; fi
+}
+
 # --- nginx for the replicas test (tests/e2e/test_replicas.py) -------------------
 # Debian's nginx runs in front of several app servers there, as on a real VM.
 # Only the binary is needed: the test renders its own configuration and runs it
@@ -86,18 +102,7 @@ if [ "$MODE" = test ]; then
   NGINX=/usr/sbin/nginx
   if [ ! -x "$NGINX" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-      log "installing nginx with apt-get"
-      export DEBIAN_FRONTEND=noninteractive
-      # A policy-rc.d that exits 101 keeps the package from starting its service
-      # (only ours is removed afterwards; an image's own is left alone).
-      own_policy=
-      if [ ! -e /usr/sbin/policy-rc.d ]; then
-        printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && own_policy=1
-      fi
-      if ! { apt-get update -q && apt-get install -y -q nginx; }; then
-        log "apt-get could not install nginx"
-      fi
-      if [ -n "$own_policy" ]; then rm -f /usr/sbin/policy-rc.d; fi
+      apt_install_without_service nginx
     else
       log "nginx is missing and this is not root on Debian: install it with"
       log "  sudo apt-get update && sudo apt-get install -y nginx"
@@ -120,16 +125,7 @@ if [ "$MODE" = test ]; then
   pg_bin() { ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n 1; }
   if [ -z "$(pg_bin)" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-      log "installing postgresql with apt-get"
-      export DEBIAN_FRONTEND=noninteractive
-      own_policy=
-      if [ ! -e /usr/sbin/policy-rc.d ]; then
-        printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && own_policy=1
-      fi
-      if ! { apt-get update -q && apt-get install -y -q postgresql; }; then
-        log "apt-get could not install postgresql"
-      fi
-      if [ -n "$own_policy" ]; then rm -f /usr/sbin/policy-rc.d; fi
+      apt_install_without_service postgresql
     else
       log "PostgreSQL is missing and this is not root on Debian: install it with"
       log "  sudo apt-get update && sudo apt-get install -y postgresql"
