@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -441,6 +442,15 @@ def _send(page, target, action, shows=None, rerun: bool = True, timeout: int = A
     if rerun:
         runs.wait(lambda: runs.sent > before, timeout, "the browser sending the input to Streamlit")
         settle(page, timeout)
+
+
+def loose(text: str) -> re.Pattern:
+    """`text` as a pattern that also matches it wrapped over lines: a chart title broken at spaces to
+    the chart's width (ui.figures.wrap) reads in the page's text with its lines run together.
+
+    Example: loose("every layer and position") matches "every layerand position"
+    """
+    return re.compile(r"\s*".join(re.escape(word) for word in text.split()))
 
 
 def click(page, target, rerun: bool = True, at_center: bool = False, timeout: int = APP_TIMEOUT_MS) -> None:

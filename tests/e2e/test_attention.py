@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, runs_of, settle, slide, type_text
+from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, loose, runs_of, settle, slide, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -65,7 +65,7 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     mask_box.scroll_into_view_if_needed()
     unmasked = page.locator(".st-key-attention-unmasked_chart")
     unmasked.scroll_into_view_if_needed()
-    expect(unmasked.get_by_text(i18n.fill(en["attention.unmasked.title"], layer="15", head="8"))).to_be_visible(
+    expect(unmasked.get_by_text(loose(i18n.fill(en["attention.unmasked.title"], layer="15", head="8")))).to_be_visible(
         timeout=APP_TIMEOUT_MS)
 
     # Click the thumbnail of layer 2, head 7 in the overview: that head opens above.
@@ -79,7 +79,7 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     expect(heatmap.get_by_text(i18n.fill(title, layer="2", head="7"))).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(page.locator(".st-key-attention-layer").get_by_role("slider")).to_have_value("2")
     unmasked.scroll_into_view_if_needed()
-    expect(unmasked.get_by_text(i18n.fill(en["attention.unmasked.title"], layer="2", head="7"))).to_be_visible(
+    expect(unmasked.get_by_text(loose(i18n.fill(en["attention.unmasked.title"], layer="2", head="7")))).to_be_visible(
         timeout=APP_TIMEOUT_MS)
 
     # bertviz opens on demand. Its head view draws the chosen layer from the vendored JavaScript

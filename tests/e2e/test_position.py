@@ -8,7 +8,7 @@ import pytest
 
 from lib import i18n
 from lib.quiz import format_number
-from tests.e2e.conftest import CHARTS, APP_TIMEOUT_MS, goto, slide
+from tests.e2e.conftest import CHARTS, APP_TIMEOUT_MS, goto, loose, slide
 
 pytestmark = pytest.mark.e2e
 
@@ -32,7 +32,7 @@ def test_position_slider_turns_the_pair(page, app_url):
     goto(page, f"{app_url}/position?lang=en", en["lesson.position.title"])
     box = page.locator(".st-key-position-rotation_chart")  # drawn once in sight (ui.live_chart)
     box.scroll_into_view_if_needed()
-    chart = page.locator(CHARTS).filter(has_text=rotation_title("en", 5))
+    chart = page.locator(CHARTS).filter(has_text=loose(rotation_title("en", 5)))
     expect(chart.first.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
     # Trace 2 of the figure is the arrow to the pair's point at position m.
     arrow_before = chart.first.locator("g.trace.scatter").nth(2).inner_html()
@@ -40,8 +40,8 @@ def test_position_slider_turns_the_pair(page, app_url):
     slider = page.locator('[data-testid="stSlider"]').filter(has_text=en["position.position"]).get_by_role("slider")
     slide(page, slider.first, "ArrowRight", "6")
     slide(page, slider.first, "ArrowRight", "7")
-    expect(page.get_by_text(rotation_title("en", 7))).to_be_visible(timeout=APP_TIMEOUT_MS)
-    moved = page.locator(CHARTS).filter(has_text=rotation_title("en", 7)).first
+    expect(page.get_by_text(loose(rotation_title("en", 7)))).to_be_visible(timeout=APP_TIMEOUT_MS)
+    moved = page.locator(CHARTS).filter(has_text=loose(rotation_title("en", 7))).first
     expect(moved.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
     assert moved.locator("g.trace.scatter").nth(2).inner_html() != arrow_before  # the arrow turned
     assert page.locator('[data-testid="stException"]').count() == 0
