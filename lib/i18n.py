@@ -215,6 +215,15 @@ def _label_bases_with_variants(lang: str) -> frozenset[str]:
     return frozenset(split_variant(k)[0] for k, _ in _load_ui(lang) if split_variant(k)[1] is not None)
 
 
+def has_label(lang: str, key: str) -> bool:
+    """Whether the language's labels define `key` (an optional label, asked for only if it exists).
+
+    Example: has_label("en", "language") -> True
+    """
+    _check_lang(lang)
+    return key in _labels(lang)
+
+
 def has_label_variants(lang: str, key: str) -> bool:
     """Whether a label has feature variants (so the caller needs the model's features)."""
     return key in _label_bases_with_variants(lang)

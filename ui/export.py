@@ -19,6 +19,7 @@ from plotly.basedatatypes import BaseFigure
 from streamlit.delta_generator import DeltaGenerator
 
 from lib import export as ex
+from lib import i18n
 from lib.capture import DEFAULT_MAX_TOKENS
 from lib.quiz import Question, grade
 from ui.core import lang, model, model_name, num, t, text
@@ -43,7 +44,7 @@ def chart_name(spec: dict, key: str | None) -> str:
     title) or else its title, then its axes."""
     about = None
     for k in (key, (key or "").rpartition("_")[0]):
-        if k and t(f"chart.{k}") != f"chart.{k}":
+        if k and i18n.has_label(lang(), f"chart.{k}"):
             about = t(f"chart.{k}", title=title_text(spec))
             break
     return accessible_name(spec, about, t("chart.axes")) or t("chart.unnamed")
