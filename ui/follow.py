@@ -56,6 +56,11 @@ export default function ({ data, parentElement, setTriggerValue }) {
   }
   box.__ittData = data;
   box.dataset.drawn = data.drawn;
+  // The page this section belongs to. A click on another lesson changes the address at once, while
+  // the old page stays drawn until the new one's run replaces it: a follower of the page left
+  // behind must not ask then (its section is about to go; Streamlit drops a rerun of a section
+  // the new page's run has removed, and the browser would wait for it in vain).
+  box.__ittPath = window.location.pathname;
   if (box.__ittAsked === data.drawn) { box.__ittAsked = undefined; box.__ittTries = 0; }  // brought
   // The whole section counts, not only this empty element at its top (bertviz's page is tall).
   const section = box.closest("." + data.within) || box;
@@ -86,7 +91,8 @@ export default function ({ data, parentElement, setTriggerValue }) {
     const d = box.__ittData;
     const now = (window.__ittFollow || {})[d.name];
     const tries = box.__ittAsked === now ? box.__ittTries : 0;
-    const ok = box.isConnected && box.__ittVisible && now !== undefined && now !== d.drawn && tries < 3
+    const ok = box.isConnected && box.__ittVisible && window.location.pathname === box.__ittPath
+      && now !== undefined && now !== d.drawn && tries < 3
       && idle() && !pending();
     return ok ? now : undefined;
   };

@@ -58,7 +58,12 @@ def scroll_to_end(page, timeout: int = APP_TIMEOUT_MS) -> None:
           return end;
         }}""")
         settle(page, timeout)
-        if at_end:
+        # At the end only if it still is once the page has settled: a section computed on approach
+        # or a chart drawn then can make the page longer.
+        if at_end and page.evaluate(f"""() => {{
+              const el = ({_SCROLLER})();
+              return el.scrollTop + el.clientHeight >= el.scrollHeight - 2;
+            }}"""):
             break
     # A chart still waiting (one a section's rerun put back after the learner scrolled past it) is
     # scrolled to, as a learner going back up would. Charts in a closed expander or another tab have
