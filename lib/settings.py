@@ -9,6 +9,9 @@
 
 At most one hub model is resident beside the built-in one, whatever these say.
 Example: Settings.from_env({"ITT_HUB_MODELS": "off"}).hub_models -> False
+
+`replica_env` gives each of several replicas on one machine its share of the cores as torch's
+thread count (`OMP_NUM_THREADS`, read by torch at start), unless the operator set one.
 """
 
 from __future__ import annotations
@@ -44,3 +47,26 @@ class Settings:
             hub_models=env.get("ITT_HUB_MODELS", "on").strip().lower() not in OFF,
             hub_max_params=int(number("ITT_HUB_MAX_PARAMS_M", default.hub_max_params / 1e6) * 1e6),
         )
+
+
+def threads_per_replica(replicas: int, cores: int | None = None) -> int:
+    """torch's threads for each of `replicas` servers on one machine of `cores` cores (default: this
+    one's): its share, at least 1.
+
+    Two threads per forward pass on two cores are faster for one learner, but with two replicas (or
+    a forward pass and a logit lens at once) they are four threads on two cores: the OpenMP workers
+    wait for each other spinning, CPU no learner gets (docs/server-cpu.md, "Threads").
+    Example: threads_per_replica(2, 2) -> 1; threads_per_replica(1, 4) -> 4; threads_per_replica(3, 8) -> 2
+    """
+    cores = cores or os.cpu_count() or 1
+    return max(1, cores // max(1, replicas))
+
+
+def replica_env(env: Mapping[str, str], replicas: int, cores: int | None = None) -> dict[str, str]:
+    """`env` for a replica: OMP_NUM_THREADS set to its share of the cores, unless `env` has one.
+
+    Example: replica_env({}, 2, 2)["OMP_NUM_THREADS"] -> "1"
+    """
+    out = dict(env)
+    out.setdefault("OMP_NUM_THREADS", str(threads_per_replica(replicas, cores)))
+    return out

@@ -55,6 +55,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "deploy" / "nginx"))
 sys.path.insert(0, str(REPO / "scripts"))
 
+from lib.settings import replica_env  # noqa: E402
 from measure_rss import status_mb  # noqa: E402  (scripts/measure_rss.py)
 from tests.stclient import Learner, StreamlitProtocolError, heatmap_tokens  # noqa: E402
 
@@ -100,8 +101,9 @@ class Servers:
 
     def start(self, replicas: int, nginx: bool) -> "Servers":
         self.tmp = Path(tempfile.mkdtemp(prefix="itt-load-"))
-        env = dict(os.environ, PYTHONUNBUFFERED="1",
-                   PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+        env = replica_env(dict(os.environ, PYTHONUNBUFFERED="1",
+                               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))),
+                          replicas)
         streamlit = Path(sys.executable).with_name("streamlit")
         ports = [free_port() for _ in range(replicas)]
         for i, port in enumerate(ports):

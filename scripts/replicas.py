@@ -15,6 +15,7 @@ does that on a server), and running as a service.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import signal
 import subprocess
@@ -25,7 +26,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "deploy" / "nginx"))
+sys.path.insert(0, str(REPO))
 import render  # noqa: E402  (deploy/nginx/render.py)
+from lib.settings import replica_env  # noqa: E402  (each replica's share of the cores)
 
 STATE = REPO / ".replicas"
 
@@ -76,7 +79,8 @@ def main() -> int:
         for port in render.ports_for(args.replicas, args.first_port):
             procs.append(subprocess.Popen([str(streamlit) if streamlit.exists() else "streamlit", "run", "app.py",
                                            "--server.address", "127.0.0.1", "--server.port", str(port),
-                                           "--server.headless", "true"], cwd=REPO))
+                                           "--server.headless", "true"], cwd=REPO,
+                                          env=replica_env(os.environ, args.replicas)))
         for port in render.ports_for(args.replicas, args.first_port):
             while not healthy(port):  # the model loads once per replica
                 if any(p.poll() is not None for p in procs):

@@ -280,3 +280,18 @@ def test_the_one_command_class_start_writes_a_config_nginx_accepts(tmp_path):
     text = conf.read_text() + "".join(p.read_text() for p in tmp_path.glob("*.conf") if p != conf)
     assert "127.0.0.1:9101" in text and "127.0.0.1:9102" in text and "127.0.0.1:9103" not in text
     assert "scripts/replicas.py --replicas $(N)" in (REPO / "Makefile").read_text()  # what `make replicas` runs
+
+
+def test_each_replica_gets_its_share_of_the_cores_as_torch_threads():
+    """Replicas started on one machine (scripts/replicas.py, the load driver) get OMP_NUM_THREADS =
+    cores // replicas, at least 1; an operator's own value is kept."""
+    from lib.settings import replica_env, threads_per_replica
+
+    assert threads_per_replica(2, 2) == 1
+    assert threads_per_replica(1, 2) == 2
+    assert threads_per_replica(3, 8) == 2
+    assert threads_per_replica(4, 2) == 1
+    assert replica_env({"PATH": "/bin"}, 2, 2) == {"PATH": "/bin", "OMP_NUM_THREADS": "1"}
+    assert replica_env({"OMP_NUM_THREADS": "3"}, 2, 2)["OMP_NUM_THREADS"] == "3"
+    script = (REPO / "scripts" / "replicas.py").read_text()
+    assert "env=replica_env(os.environ, args.replicas)" in script
