@@ -280,3 +280,49 @@ def test_the_one_command_class_start_writes_a_config_nginx_accepts(tmp_path):
     text = conf.read_text() + "".join(p.read_text() for p in tmp_path.glob("*.conf") if p != conf)
     assert "127.0.0.1:9101" in text and "127.0.0.1:9102" in text and "127.0.0.1:9103" not in text
     assert "scripts/replicas.py --replicas $(N)" in (REPO / "Makefile").read_text()  # what `make replicas` runs
+
+
+def test_one_health_probe_serves_the_scripts_and_the_browser_tests():
+    """render.healthy is True only for a 200 on Streamlit's health path: checked against a real
+    HTTP server answering 200, then 503, and against a port nothing listens on. The replicas
+    script, the load driver and the browser tests use this very function."""
+    import http.server
+    import threading
+
+    status = {"code": 200}
+    paths = []
+
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            paths.append(self.path)
+            self.send_response(status["code"])
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Health)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        assert render.healthy(url) and render.healthy(url + "/")
+        status["code"] = 503
+        assert not render.healthy(url)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert paths == [HEALTH, HEALTH, HEALTH]
+    with socket.socket() as s:  # a port that was free a moment ago: refused
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    assert not render.healthy(f"http://127.0.0.1:{closed}")
+    assert not render.healthy("not a url")
+    sys.path.insert(0, str(REPO / "scripts"))
+    import load_driver
+    import replicas
+
+    from tests.e2e import conftest as e2e
+
+    assert load_driver.healthy is render.healthy and replicas.render.healthy is render.healthy
+    assert not hasattr(replicas, "healthy") and e2e.render.healthy is render.healthy
