@@ -171,7 +171,8 @@ def test_a_learner_reconnects_after_the_server_stops_and_keeps_the_class(tmp_pat
     nothing graceful) and started again on the same address. The learner's next answer finds the
     websocket closed: it reconnects to a new session, the tab's storage brings the membership back
     (ui/persist.py, ui/classroom.py), the sidebar shows the class and the pseudonym again, and the
-    answer is counted for the same learner: one learner, two first answers, both verdicts shown."""
+    answer is counted for the same learner: one learner, two first answers, both verdicts shown.
+    A tab whose storage names the learner with a wrong secret does not get in."""
     import asyncio
     import json
     from concurrent.futures import ThreadPoolExecutor
@@ -220,6 +221,17 @@ def test_a_learner_reconnects_after_the_server_stops_and_keeps_the_class(tmp_pat
         assert sorted((q.question_id, q.answered) for q in board.questions) == sorted(
             (k.split(".")[2], 1) for k in (first, second))
         run(me.close())
+
+        # Another tab whose storage holds that membership with the learner's row id but a made-up
+        # secret (what a copy of the database gives): it is not in the class. With the real key it is.
+        entry = json.loads(me.storage["inside-transformer.class"])
+        for key, joined in ((entry["id"].split(".")[0] + ".made-up", False), (entry["id"], True)):
+            other = Learner(f"http://127.0.0.1:{port}", "", "lang=en",
+                            storage={"inside-transformer.class": json.dumps(dict(entry, id=key))})
+            run(other.__aenter__())
+            run(other.open())
+            assert ("class.leave" in other.widgets) is joined and (pseudonym in other.texts()) is joined
+            run(other.close())
     finally:
         pool.submit(loop.close).result()
         pool.shutdown()
