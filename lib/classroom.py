@@ -17,7 +17,9 @@ API (every method may raise `StoreUnavailable` when the database cannot be reach
     store.verify_teacher(code, secret) -> bool
     store.join(code, pseudonym) -> Learner(id, code, pseudonym)
         # raises UnknownClass, ClassClosed (ClassFull), PseudonymTaken, BadPseudonym (all ClassError)
-    store.learner(learner_id) -> Learner | None       # None once they left or the class is gone
+        # `id` is the learner's key, "<row id>.<secret>": every call below that takes a learner_id
+        # wants that key, and the database keeps only a hash of the secret (see _owns)
+    store.learner(learner_id) -> Learner | None       # None once they left, the class is gone, or a wrong key
     store.suggest_pseudonym(code) -> str              # "Panda 42", free in that class
     store.leave(learner_id)
     store.record_visit(learner_id, lesson)            # also the learner's current lesson
@@ -42,7 +44,7 @@ Pure helpers (from lib/classroom_input.py): `normalise_code`, `clean_pseudonym`,
 so that learners in Italian and in English land in the same bar of the teacher's distribution.
 
 What is stored: class code, optional class name, a hash of the teacher secret, dates, pacing; per
-learner a random id, the pseudonym they chose, when they joined and were last seen, lessons visited,
+learner a random id, a hash of their secret, the pseudonym they chose, when they joined and were last seen, lessons visited,
 first answers and the final score. Never an IP address, a user agent, a name or an email.
 
 Deliberately left out: accounts, several teachers per class, editing an answer, showing any of
@@ -156,7 +158,7 @@ class ClassInfo:
 
 @dataclass(frozen=True)
 class Learner:
-    id: str
+    id: str  # the learner's key, "<row id>.<secret>": what their browser keeps and every write sends
     code: str
     pseudonym: str
 
@@ -223,6 +225,24 @@ def _check_id(value: str, what: str) -> str:
 def _hash_secret(secret: str) -> str:
     # The secret carries 192 random bits: a fast hash is enough (nothing to brute-force).
     return "sha256$" + hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def _owns(key: str):
+    """The learners row a learner's key opens: "<row id>.<secret>" matches the row's id and its hash
+    of the secret; a bare id matches only a row without a secret (a learner who joined before
+    secrets existed). A wrong, truncated or missing secret matches nothing.
+
+    The hash is compared by the database, not in constant time: harmless for a hash of 128 random
+    bits (timing could only tell how much of the stored hash a guess matches, never the secret).
+    Example: _owns("Xy3...Q.s3cr3t") -> id == "Xy3...Q" AND secret_hash == sha256("s3cr3t")
+    """
+    row_id, dot, secret = str(key).partition(".")
+    check = learners.c.secret_hash == _hash_secret(secret) if dot else learners.c.secret_hash.is_(None)
+    return sa.and_(learners.c.id == row_id, check)
+
+
+def _row_id(key: str) -> str:
+    return str(key).partition(".")[0]
 
 
 def _iso(ts: float | None) -> str:
@@ -499,21 +519,25 @@ class ClassStore:
                                  .where(learners.c.code == row.code)).scalar()
             if count >= MAX_LEARNERS:
                 raise ClassFull(row.code)
-            learner_id = secrets.token_urlsafe(16)
+            # The row id is the key of their rows; the secret, 128 random bits shown to no one but
+            # their browser, is what lets a call write as them (token_urlsafe never holds a ".").
+            learner_id, secret = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
             if not self._insert_ignore(
                     conn, learners, id=learner_id, code=row.code, pseudonym=name,
-                    pseudonym_key=name.casefold(), joined_at=now, last_seen=now):
+                    pseudonym_key=name.casefold(), joined_at=now, last_seen=now,
+                    secret_hash=_hash_secret(secret)):
                 raise PseudonymTaken(name)
-        return Learner(learner_id, row.code, name)
+        return Learner(f"{learner_id}.{secret}", row.code, name)
 
     def learner(self, learner_id: str) -> Learner | None:
-        """The learner, or None once they left or their class is gone."""
+        """The learner whose key this is, or None once they left, their class is gone, or for a
+        key that is not theirs (a wrong or missing secret)."""
         with self._tx(read=True) as conn:
-            row = conn.execute(sa.select(learners.c.id, learners.c.code, learners.c.pseudonym)
-                               .where(learners.c.id == str(learner_id))).first()
+            row = conn.execute(sa.select(learners.c.code, learners.c.pseudonym)
+                               .where(_owns(learner_id))).first()
             if row is None or self._class_row(conn, row.code) is None:
                 return None
-        return Learner(row.id, row.code, row.pseudonym)
+        return Learner(str(learner_id), row.code, row.pseudonym)
 
     def suggest_pseudonym(self, code: str) -> str:
         """A pseudonym free in the class, like "Panda 42" (any class code gives one)."""
@@ -530,7 +554,7 @@ class ClassStore:
     def leave(self, learner_id: str) -> None:
         """Remove the learner and everything they sent."""
         with self._tx() as conn:
-            self._delete_learners(conn, learners.c.id == str(learner_id))
+            self._delete_learners(conn, _owns(learner_id))
 
     @staticmethod
     def _delete_learners(conn: sa.Connection, where) -> None:
@@ -540,22 +564,23 @@ class ClassStore:
             conn.execute(table.delete().where(table.c.learner.in_(ids)))
         conn.execute(learners.delete().where(where))
 
-    def _touch(self, conn: sa.Connection, learner_id: str, now: float, lesson: str | None = None) -> None:
-        """Mark the learner seen (and on `lesson`); UnknownLearner if they or their class are gone."""
+    def _touch(self, conn: sa.Connection, learner_id: str, now: float, lesson: str | None = None) -> str:
+        """Mark the learner seen (and on `lesson`); their row id. UnknownLearner if they or their
+        class are gone, or the key is not theirs."""
         values = {"last_seen": now} if lesson is None else {"last_seen": now, "current_lesson": lesson}
         alive = sa.select(classes.c.code).where(classes.c.expires_at > now).scalar_subquery()
-        done = conn.execute(learners.update().where(learners.c.id == str(learner_id),
-                                                    learners.c.code.in_(alive)).values(**values))
+        done = conn.execute(learners.update().where(_owns(learner_id), learners.c.code.in_(alive)).values(**values))
         if done.rowcount != 1:
-            raise UnknownLearner(str(learner_id)[:8])
+            raise UnknownLearner(_row_id(learner_id)[:8])
+        return _row_id(learner_id)
 
     def record_visit(self, learner_id: str, lesson: str) -> None:
         """The learner is on `lesson` now (and has visited it)."""
         lesson = _check_id(lesson, "lesson")
         now = self._clock()
         with self._tx() as conn:
-            self._touch(conn, learner_id, now, lesson)
-            self._insert_ignore(conn, visits, learner=str(learner_id), lesson=lesson, at=now)
+            row_id = self._touch(conn, learner_id, now, lesson)
+            self._insert_ignore(conn, visits, learner=row_id, lesson=lesson, at=now)
 
     def record_answer(self, learner_id: str, lesson: str, question_id: str, answer: str,
                       correct: bool) -> bool:
@@ -563,9 +588,9 @@ class ClassStore:
         lesson, question_id = _check_id(lesson, "lesson"), _check_id(question_id, "question_id")
         now = self._clock()
         with self._tx() as conn:
-            self._touch(conn, learner_id, now)
+            row_id = self._touch(conn, learner_id, now)
             return self._insert_ignore(
-                conn, answers, learner=str(learner_id), lesson=lesson, question_id=question_id,
+                conn, answers, learner=row_id, lesson=lesson, question_id=question_id,
                 answer=clean_text(answer, MAX_ANSWER), correct=bool(correct), at=now)
 
     def record_answers(self, learner_id: str, given: Iterable[tuple[str, str, str, bool]]) -> int:
@@ -575,8 +600,8 @@ class ClassStore:
                  bool(correct)) for lesson, qid, answer, correct in given]
         now = self._clock()
         with self._tx() as conn:
-            self._touch(conn, learner_id, now)
-            return sum(self._insert_ignore(conn, answers, learner=str(learner_id), lesson=lesson,
+            row_id = self._touch(conn, learner_id, now)
+            return sum(self._insert_ignore(conn, answers, learner=row_id, lesson=lesson,
                                            question_id=qid, answer=answer, correct=correct, at=now)
                        for lesson, qid, answer, correct in rows)
 
@@ -587,8 +612,8 @@ class ClassStore:
             raise ValueError("need 0 <= score <= total")
         now = self._clock()
         with self._tx() as conn:
-            self._touch(conn, learner_id, now)
-            return self._insert_ignore(conn, finals, learner=str(learner_id), score=score, total=total, at=now)
+            row_id = self._touch(conn, learner_id, now)
+            return self._insert_ignore(conn, finals, learner=row_id, score=score, total=total, at=now)
 
     # -- the teacher's --
 

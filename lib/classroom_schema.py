@@ -49,6 +49,9 @@ learners = sa.Table(
     sa.Column("joined_at", sa.Float, nullable=False),
     sa.Column("last_seen", sa.Float, nullable=False),
     sa.Column("current_lesson", sa.String(MAX_ID)),
+    # A hash of the learner's secret (their browser keeps "<id>.<secret>" and sends it with every
+    # write); NULL for a learner who joined before version 2, whose id alone still works.
+    sa.Column("secret_hash", sa.String(128)),
     sa.UniqueConstraint("code", "pseudonym_key", name="learners_code_pseudonym"),
 )
 
@@ -85,9 +88,15 @@ def _v1_tables(conn: sa.Connection) -> None:
         table.create(conn, checkfirst=True)
 
 
+def _v2_learner_secrets(conn: sa.Connection) -> None:
+    """learners.secret_hash (a database made by version 1 lacks it; a new one has it already)."""
+    if "secret_hash" not in {c["name"] for c in sa.inspect(conn).get_columns("learners")}:
+        conn.execute(sa.text("ALTER TABLE learners ADD COLUMN secret_hash VARCHAR(128)"))
+
+
 # Ordered; step i brings the schema to version i + 1. Each step is idempotent (checkfirst,
 # IF NOT EXISTS), so a step interrupted half-way is simply run again.
-MIGRATIONS: tuple[Callable[[sa.Connection], None], ...] = (_v1_tables,)
+MIGRATIONS: tuple[Callable[[sa.Connection], None], ...] = (_v1_tables, _v2_learner_secrets)
 
 
 def version(conn: sa.Connection) -> int:

@@ -4,6 +4,7 @@ question within one second; the teacher's dashboard must count exactly K (none l
     .venv/bin/python scripts/class_load.py                                 # 1 server, SQLite
     .venv/bin/python scripts/class_load.py --replicas 2 --postgres         # 2 replicas behind nginx, PostgreSQL
     .venv/bin/python scripts/class_load.py --learners 5 --idle 10          # a quick look
+    .venv/bin/python scripts/class_load.py --replicas 2 --postgres --stop-replica-after 5   # one replica killed mid-class
 
 What it does, in order:
   1. starts the server(s) on a fresh database (a SQLite file in a temporary folder, or a PostgreSQL
@@ -18,13 +19,19 @@ What it does, in order:
      database starts again and every learner answers the third question; after the idle time below
      both must count K (answers kept while it was down are sent by the next run, an idle page's
      pacing banner included);
+  4'. with --stop-replica-after S (instead of 4): every learner answers the lesson's other
+     multiple-choice questions one by one, spread over 2 S seconds, and S seconds in replica 0 is
+     killed (SIGKILL: a crash). Its learners find their websocket closed at their next answer and
+     reconnect as the browser does (tests/stclient.py's `reconnect`: nginx sends them to the other
+     replica, a new session, their membership back from the tab's storage) and answer again. Then
+     the answers the class counts must equal the answers sent (each one a verdict the learner saw),
+     question by question, with K learners in the class (nobody joined twice) and no failure;
   5. idle: every learner keeps the page open for --idle seconds (their pacing banner's timed reruns,
      sent as the browser's timer sends them) while the teacher's dashboard is open (its live refresh,
      "refresh"); the servers' CPU over that time, as a share of one core (goal <= 10 %).
 Prints the waits' p50/p95, the counts and the idle CPU, each with PASS/MISS.
 
-Deliberately left out: a replica stopped mid-class (tests/e2e/test_replicas.py stops one under
-browsers, which reconnect with their kept membership; this protocol client does not reconnect).
+Deliberately left out: restarting the stopped replica (nginx keeps its learners on the other one).
 """
 
 from __future__ import annotations
@@ -85,7 +92,63 @@ def offline_notices(me: Learner, text: str) -> int:
     return sum(1 for kind, proto in me.elements.values() if kind == "alert" and text in proto.body)
 
 
-async def run(url: str, k: int, idle_s: float, lang: str, store: C.ClassStore, pg, pids: list[int]) -> int:
+async def stop_replica_mid_class(learners: list[Learner], cookies: list[str], keys: list[str], stop_after: float,
+                                 replica, store: C.ClassStore, code: str, secret: str, lesson: str,
+                                 already: list[int], rows: list[str], failures: list[str], note) -> None:
+    """Step 4': the learners answer `keys` one by one over 2 * stop_after seconds; `replica` (a
+    Popen) is killed after stop_after seconds. Answers counted must equal answers sent."""
+    k = len(learners)
+    sent: dict[str, int] = {key.split(".")[2]: 0 for key in keys}
+    spacing = 2 * stop_after / len(keys)
+
+    async def one(i: int, me: Learner) -> None:
+        shown = already[i]  # verdicts on this learner's page so far (they come back after a reconnect)
+        for j, key in enumerate(keys):
+            await asyncio.sleep(max(0.0, (j + random.uniform(0.25, 0.75)) * spacing - (time.perf_counter() - t0)))
+            before = me.reconnects
+            try:
+                await me.set_value(key, 0)
+                action = await me.submit(key[: -len(".answer")] + ".form", name="answer")
+            except Exception as e:  # a reconnection that failed: counted, the others go on
+                failures.append(f"learner {i}: {key}: {type(e).__name__}: {e}")
+                return
+            if LD.verdicts(me) > shown:
+                shown = LD.verdicts(me)
+                sent[key.split(".")[2]] += 1
+                note("answer, reconnecting first" if me.reconnects > before else "answer", action)
+            else:
+                failures.append(f"learner {i}: no verdict for {key}")
+            if me.exceptions:
+                failures.append(f"learner {i}: {me.exceptions[-1]}")
+
+    async def kill() -> None:
+        await asyncio.sleep(stop_after)
+        replica.kill()  # SIGKILL: the replica's sessions end with no goodbye
+        await asyncio.to_thread(replica.wait)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(kill(), *(one(i, me) for i, me in enumerate(learners)))
+    on_stopped = [i for i, c in enumerate(cookies) if "itt_replica=r0" in c]
+    reconnected = [i for i in on_stopped if learners[i].reconnects]
+    board = store.dashboard(code, secret)
+    counted = {q.question_id: q.answered for q in board.questions if q.lesson == lesson and q.question_id in sent}
+    counted = {qid: counted.get(qid, 0) for qid in sent}
+    exact = counted == sent and len(board.learners) == k
+    rows.append(f"| replica 0 killed {stop_after:g} s into {len(keys)} questions ({len(on_stopped)} of {k} learners "
+                f"on it) | {len(reconnected)} of them reconnected; {sum(counted.values())} answers counted of "
+                f"{sum(sent.values())} sent ({', '.join(f'{q} {counted[q]}/{sent[q]}' for q in sent)}); "
+                f"{len(board.learners)} learners | all reconnected, counted = sent, {k} learners | "
+                f"{'PASS' if exact and len(reconnected) == len(on_stopped) and on_stopped else 'MISS'} |")
+    if not on_stopped:
+        failures.append("no learner was on replica 0: nothing reconnected")
+    if not exact:
+        failures.append(f"answers counted {counted} != sent {sent}, or {len(board.learners)} learners != {k}")
+    for i in sorted(set(on_stopped) - set(reconnected)):
+        failures.append(f"learner {i} was on the stopped replica and did not reconnect")
+
+
+async def run(url: str, k: int, idle_s: float, lang: str, store: C.ClassStore, pg, pids: list[int],
+              stop_after: float | None = None, replica=None) -> int:
     from lib import i18n
 
     lesson = "numbers"  # the join link's page: the first lesson
@@ -103,9 +166,13 @@ async def run(url: str, k: int, idle_s: float, lang: str, store: C.ClassStore, p
         async with Learner(url, "", f"lang={lang}", cookie=cookie) as warm:
             await warm.open()
     learners: list[Learner] = []
+    cookies: list[str] = []
     for i in range(k):  # each tab's first request picks its replica behind nginx
         cookie = await asyncio.to_thread(LD.affinity_cookie, url, f"?class={code}&lang={lang}")
-        learners.append(Learner(url, "", f"class={code}&lang={lang}", cookie=cookie))
+        cookies.append(cookie)
+        # Stopping a replica: the learners keep their tab's storage and reconnect, as browsers do.
+        learners.append(Learner(url, "", f"class={code}&lang={lang}", cookie=cookie,
+                                storage={} if stop_after is not None else None, reconnect=stop_after is not None))
     for me in learners:
         await me.__aenter__()
     try:
@@ -122,6 +189,8 @@ async def run(url: str, k: int, idle_s: float, lang: str, store: C.ClassStore, p
             failures.append(f"the lesson {lesson} has {len(questions)} multiple-choice questions, 3 wanted")
             return report(rows, waits, failures, k)
 
+        verdicts_seen = [0] * k
+
         async def all_answer(key: str) -> None:
             async def one(i: int, me: Learner) -> None:
                 await asyncio.sleep(random.uniform(0, 1.0))  # all within one second
@@ -130,6 +199,7 @@ async def run(url: str, k: int, idle_s: float, lang: str, store: C.ClassStore, p
                     failures.append(f"learner {i}: no verdict for {key}")
                 else:
                     note("answer", action)
+                verdicts_seen[i] = LD.verdicts(me)
                 if me.exceptions:
                     failures.append(f"learner {i}: {me.exceptions[-1]}")
             await asyncio.gather(*(one(i, me) for i, me in enumerate(learners)))
@@ -145,7 +215,10 @@ async def run(url: str, k: int, idle_s: float, lang: str, store: C.ClassStore, p
         await all_answer(questions[0])
         check(questions[0], "all answer within 1 s")
 
-        if pg is not None:
+        if stop_after is not None:
+            await stop_replica_mid_class(learners, cookies, questions[1:], stop_after, replica, store, code, secret,
+                                         lesson, verdicts_seen, rows, failures, note)
+        elif pg is not None:
             pg._run(str(pg.bin / "pg_ctl"), "-D", str(pg.data), "-m", "fast", "-w", "stop")  # data kept
             await all_answer(questions[1])
             told = sum(1 for me in learners if offline_notices(me, i18n.ui(lang)["class.side.offline"][:30]))
@@ -176,7 +249,7 @@ async def run(url: str, k: int, idle_s: float, lang: str, store: C.ClassStore, p
             joined, _ = count(store, code, secret, lesson, questions[0].split(".")[2])
             if joined != k:
                 failures.append(f"after the idle time the class has {joined} learners, {k} wanted")
-        if pg is not None:  # kept while it was down (or in its first seconds back): sent by an idle page's banner
+        if pg is not None and stop_after is None:  # kept while it was down (or in its first seconds back): sent by an idle page's banner
             check(questions[1], "answered while it was down, counted after the idle time")
             check(questions[2], "answered as it came back, counted after the idle time")
     finally:
@@ -207,7 +280,12 @@ def main() -> int:
     ap.add_argument("--postgres", action="store_true", help="a PostgreSQL server started for the run")
     ap.add_argument("--idle", type=float, default=60.0, help="seconds the class stays idle")
     ap.add_argument("--lang", default="it")
+    ap.add_argument("--stop-replica-after", type=float, metavar="SECONDS", dest="stop_after",
+                    help="kill replica 0 this many seconds into the answers (needs --replicas 2 or more); "
+                         "its learners reconnect; answers counted must equal answers sent")
     args = ap.parse_args()
+    if args.stop_after is not None and (args.replicas < 2 or args.stop_after <= 0):
+        ap.error("--stop-replica-after needs --replicas 2 or more and a positive number of seconds")
 
     pg = None
     tmp = Path(tempfile.mkdtemp(prefix="itt-class-"))
@@ -225,7 +303,8 @@ def main() -> int:
     print(f"### A class of {args.learners} on {front}, {'PostgreSQL' if pg else 'SQLite'}, "
           f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     try:
-        return asyncio.run(run(servers.url, args.learners, args.idle, args.lang, store, pg, servers.pids))
+        return asyncio.run(run(servers.url, args.learners, args.idle, args.lang, store, pg, servers.pids,
+                               args.stop_after, servers.procs[0]))
     finally:
         store.close()
         servers.stop()

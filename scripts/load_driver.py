@@ -57,6 +57,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from lib.settings import replica_env  # noqa: E402
 from measure_rss import status_mb  # noqa: E402  (scripts/measure_rss.py)
+from render import healthy  # noqa: E402  (deploy/nginx/render.py: the one health probe)
 from tests.stclient import Learner, StreamlitProtocolError, heatmap_tokens  # noqa: E402
 
 GOAL_P95_S = 2.0
@@ -81,14 +82,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
 
 
 @dataclass

@@ -21,7 +21,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,14 +50,6 @@ def check(conf: Path, prefix: Path = STATE) -> subprocess.CompletedProcess:
     return subprocess.run([nginx_binary(), "-t", "-c", str(conf), "-p", str(prefix)], capture_output=True, text=True)
 
 
-def healthy(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--replicas", type=int, default=2)
@@ -82,7 +73,7 @@ def main() -> int:
                                            "--server.headless", "true"], cwd=REPO,
                                           env=replica_env(os.environ, args.replicas)))
         for port in render.ports_for(args.replicas, args.first_port):
-            while not healthy(port):  # the model loads once per replica
+            while not render.healthy(f"http://127.0.0.1:{port}"):  # the model loads once per replica
                 if any(p.poll() is not None for p in procs):
                     print("a replica stopped while starting: see its messages above", file=sys.stderr)
                     return 1

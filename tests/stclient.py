@@ -12,8 +12,20 @@ to the end of the run it caused. Elements are kept by their place on the page (d
 test reads what the learner would see (markdown, alerts, exception boxes, widget values).
 
 An idle tab's timed fragments (`st.fragment(run_every=...)`) are rerun by `stay(seconds)`, as the
-browser's timer does. Deliberately left out: drawing, file uploads, components, history
-navigation, reconnection.
+browser's timer does.
+
+Two browser habits are optional (the load driver's figures are measured without them):
+- `storage={}`: the tab's local storage, which ui/persist.py's component reads and writes. The
+  learner answers the component's ask as its JavaScript does (once per session id: the entries it
+  holds for the learner, as the trigger value "stored") and keeps what the server hands it to save.
+  Progress and class membership then come back in a new session, as they do in the browser.
+- `reconnect=True`: when the websocket closes (a replica stopped), the learner reconnects to the
+  same URL like Streamlit's frontend: a new session (behind nginx, on another replica: the cookie
+  the handshake sets is kept), the page asked again with the same query string, page and widget
+  values, the storage answered again, and then the input that was lost, once more (what a learner
+  does when a click brought nothing). `reconnects` counts them.
+
+Deliberately left out: drawing, file uploads, the other components, history navigation.
 
 Example (inside asyncio):
     async with Learner("http://127.0.0.1:8501", "attention", "lang=en") as me:
@@ -25,6 +37,7 @@ Example (inside asyncio):
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,10 +50,16 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 FINISHED = 0          # ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
 EARLY_FOR_RERUN = 2   # another run follows this one
 FRAGMENT_DONE = 3     # FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+STORE_KEY = "app.store"  # ui/persist.py's component: the tab's local storage
+RECONNECT_PAUSE_S = 0.5  # between two tries to reconnect (the browser backs off from about that)
 
 
 class StreamlitProtocolError(RuntimeError):
     """The server closed the connection or did not answer in time."""
+
+
+class ConnectionLost(StreamlitProtocolError):
+    """The websocket closed (the server stopped, or the proxy in front lost it)."""
 
 
 @dataclass
@@ -78,26 +97,61 @@ class Learner:
     exceptions: list[str] = field(default_factory=list)
     actions: list[Action] = field(default_factory=list)
     auto_reruns: dict[str, float] = field(default_factory=dict)  # fragment id -> run_every (s)
+    storage: dict[str, str] | None = None  # the tab's local storage; None: not kept (see the docstring)
+    reconnect: bool = False   # reconnect when the websocket closes (see the docstring)
+    reconnects: int = 0       # how many times it did
+    _asked: str = ""          # the storage component's session id already answered
     _states: dict[str, WidgetState] = field(default_factory=dict)  # by widget id
     _ws: Any = None
     _bytes: int = 0
     _session_id: str = ""
 
     async def __aenter__(self) -> "Learner":
+        await self._connect()
+        return self
+
+    async def _connect(self) -> None:
         ws_url = self.base_url.replace("http", "ws", 1).rstrip("/") + "/_stcore/stream"
         self._ws = await websockets.connect(ws_url, subprotocols=["streamlit"], origin=self.base_url,
                                             max_size=None, open_timeout=self.timeout_s,
                                             additional_headers={"Cookie": self.cookie} if self.cookie else None,
                                             ping_interval=None)
-        return self
+        # A proxy may set a cookie on the handshake (nginx's replica cookie, rewritten when it sent
+        # this learner to another replica): the browser keeps it for the next request.
+        response = getattr(self._ws, "response", None)
+        if response is not None:
+            self.cookie = merge_cookies(self.cookie, response.headers.get_all("Set-Cookie"))
 
     async def __aexit__(self, *exc) -> None:
         await self.close()
 
     async def close(self) -> None:
         if self._ws is not None:
-            await self._ws.close()
-            self._ws = None
+            ws, self._ws = self._ws, None
+            try:
+                await ws.close()
+            except OSError:
+                pass  # already gone with its server
+
+    async def _restore(self) -> None:
+        """Reconnect after the websocket closed, and ask for the page again as the browser does."""
+        self.reconnects += 1
+        await self.close()
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                await self._connect()
+                self.elements.clear()
+                self.auto_reruns.clear()
+                # The browser's first message on a new session: its address, its page, its widgets' values.
+                await self._rerun("reconnect", retry=False)
+                return
+            except (OSError, asyncio.TimeoutError, websockets.InvalidHandshake, websockets.ConnectionClosed,
+                    ConnectionLost) as e:
+                await self.close()
+                if time.monotonic() > deadline:
+                    raise ConnectionLost(f"could not reconnect in {self.timeout_s} s: {e}") from e
+                await asyncio.sleep(RECONNECT_PAUSE_S)  # a server (or a proxy's next replica) on its way
 
     # -- inputs
     async def open(self) -> Action:
@@ -128,7 +182,6 @@ class Learner:
     async def trigger(self, key: str, event: str, value: Any = None, name: str | None = None) -> Action:
         """A component (Streamlit components v2) calling `setTriggerValue(event, value)`: the rerun
         of its section, with the event's callback first."""
-        import json
 
         from streamlit.components.v2.bidi_component.main import _make_trigger_id
 
@@ -254,26 +307,73 @@ class Learner:
             done.append(await self._rerun("auto", fragment_id=frag, auto=True))
 
     async def _rerun(self, name: str, page_name: str = "", page_hash: str = "", fragment_id: str = "",
-                     trigger: WidgetState | None = None, auto: bool = False) -> Action:
-        msg = BackMsg()
-        rs = msg.rerun_script
-        rs.query_string = self.query
-        rs.page_name = page_name
-        rs.page_script_hash = page_hash or self.page_hash
-        rs.fragment_id = fragment_id
-        rs.is_auto_rerun = auto
-        states = list(self._states.values()) + ([trigger] if trigger else [])
-        rs.widget_states.widgets.extend(states)
-        start, bytes_before, runs = time.perf_counter(), self._bytes, 0
-        await self._ws.send(msg.SerializeToString())
+                     trigger: WidgetState | None = None, auto: bool = False, retry: bool = True) -> Action:
+        start, bytes_before = time.perf_counter(), self._bytes
         while True:
-            status = await self._read_run()
-            runs += 1
-            if status in (FINISHED, FRAGMENT_DONE):
-                break
+            msg = BackMsg()
+            rs = msg.rerun_script
+            rs.query_string = self.query
+            rs.page_name = page_name
+            rs.page_script_hash = page_hash or self.page_hash
+            rs.fragment_id = fragment_id
+            rs.is_auto_rerun = auto
+            states = list(self._states.values()) + ([trigger] if trigger else [])
+            rs.widget_states.widgets.extend(states)
+            runs = 0
+            try:
+                if self._ws is None:
+                    raise ConnectionLost("not connected")
+                try:
+                    await self._ws.send(msg.SerializeToString())
+                except websockets.ConnectionClosed as e:
+                    raise ConnectionLost(f"connection closed: {e}") from e
+                while True:
+                    status = await self._read_run()
+                    runs += 1
+                    if status in (FINISHED, FRAGMENT_DONE):
+                        break
+            except ConnectionLost:
+                if not (self.reconnect and retry):
+                    raise
+                await self._restore()
+                continue  # the input once more, on the new session
+            break
         action = Action(name, time.perf_counter() - start, self._bytes - bytes_before, runs, start)
         self.actions.append(action)
+        await self._answer_storage()
         return action
+
+    async def _answer_storage(self) -> None:
+        """What ui/persist.py's JavaScript does with the tab's local storage after a run: write the
+        entries the server hands it, or, for a session id not answered yet, send the entries back."""
+        w = self.widgets.get(STORE_KEY)
+        if self.storage is None or w is None:
+            return
+        try:
+            data = json.loads(w.proto.json)
+        except (ValueError, AttributeError):
+            return
+        save = data.get("save")
+        if isinstance(save, dict):
+            for name, value in save.items():
+                if value:
+                    self.storage[name] = value
+                else:
+                    self.storage.pop(name, None)
+            return
+        sid = data.get("sid")
+        if not sid or sid == self._asked:
+            return
+        self._asked = sid
+        learner = data["learner"] if isinstance(data.get("learner"), str) else (self.storage.get(data.get("learnerEntry", "")) or "")
+
+        def at(prefix: str) -> str:
+            return f"{prefix}.{learner}" if learner else prefix
+
+        await self.trigger(STORE_KEY, "stored", {
+            "sid": sid, "learner": learner, "code": self.storage.get(at(data.get("progressEntry", ""))),
+            "text": self.storage.get(at(data.get("textEntry", ""))),
+            "klass": self.storage.get(at(data.get("classEntry", "")))}, name="storage")
 
     async def _read_run(self) -> int:
         """Read messages until a run ends; return its status."""
@@ -285,7 +385,7 @@ class Learner:
             except (TimeoutError, asyncio.TimeoutError) as e:
                 raise StreamlitProtocolError(f"no answer in {self.timeout_s} s") from e
             except websockets.ConnectionClosed as e:
-                raise StreamlitProtocolError(f"connection closed: {e}") from e
+                raise ConnectionLost(f"connection closed: {e}") from e
             self._bytes += len(raw)
             fwd = ForwardMsg.FromString(raw)
             kind = fwd.WhichOneof("type")
@@ -353,6 +453,20 @@ def heatmap_tokens(me: Learner, key: str = "attention.heatmap") -> set[str]:
         for k in ("x", "y"):
             labels += [str(t) for t in trace.get(k, []) or []]
     return {t.replace("\u2423", " ") for t in labels}
+
+
+def merge_cookies(cookie: str, set_cookies: list[str]) -> str:
+    """A Cookie header with the cookies of `Set-Cookie` headers put in (same name: replaced).
+
+    Example: merge_cookies("a=1; itt_replica=r0", ["itt_replica=r1; Path=/; HttpOnly"]) -> "a=1; itt_replica=r1"
+    """
+    jar = dict(part.strip().split("=", 1) for part in cookie.split(";") if "=" in part)
+    for header in set_cookies:
+        pair = header.split(";", 1)[0].strip()
+        if "=" in pair:
+            name, value = pair.split("=", 1)
+            jar[name.strip()] = value.strip()
+    return "; ".join(f"{k}={v}" for k, v in jar.items())
 
 
 def _state_for(w: Widget, value: Any) -> WidgetState:

@@ -181,7 +181,8 @@ def test_the_schema_stores_no_identifier_of_a_person():
     assert columns == {
         "classes": ["code", "name", "secret_hash", "created_at", "expires_at", "joining_open",
                     "lead_lesson", "open_upto"],
-        "learners": ["id", "code", "pseudonym", "pseudonym_key", "joined_at", "last_seen", "current_lesson"],
+        "learners": ["id", "code", "pseudonym", "pseudonym_key", "joined_at", "last_seen", "current_lesson",
+                     "secret_hash"],
         "visits": ["learner", "lesson", "at"],
         "answers": ["learner", "lesson", "question_id", "answer", "correct", "at"],
         "finals": ["learner", "score", "total", "at"],
@@ -395,6 +396,68 @@ def test_learner_lookup_and_leave(store):
         store.record_final(ada.id, 1, 5)
     assert store.join(c.code, "Ada").pseudonym == "Ada"  # the pseudonym is free again
     assert store.learner(bruno.id) == bruno
+
+
+def test_a_learners_secret_is_stored_only_as_a_hash_and_opens_their_rows_only(store):
+    """A learner's key is "<row id>.<secret>": the database keeps the row id and a hash of the secret.
+    Someone who knows the row id (a database dump) or a wrong, truncated or another learner's secret
+    can neither read the learner, nor write as them, nor make them leave."""
+    c, (ada, bruno, _) = _class_with(store)
+    row_id, secret = ada.id.split(".")
+    assert len(row_id) >= 22 and len(secret) >= 22  # token_urlsafe(16) each: 128 random bits
+    with store._engine.connect() as conn:
+        stored = conn.execute(sa.select(cr.learners.c.secret_hash).where(cr.learners.c.id == row_id)).scalar()
+        dump = " ".join(str(v) for t in TABLES for row in conn.execute(sa.select(t)) for v in row)
+    assert stored == "sha256$" + hashlib.sha256(secret.encode()).hexdigest()
+    assert secret not in dump and ada.id not in dump and row_id in dump
+    forged = [row_id, f"{row_id}.", f"{row_id}.{secret[:-1]}", f"{row_id}.{secret}x",
+              f"{row_id}.{bruno.id.split('.')[1]}", f".{secret}", secret]
+    before = _rows(store)
+    for key in forged:
+        assert store.learner(key) is None, key
+        for write in (lambda: store.record_answer(key, "numbers", "q1", "0", True),
+                      lambda: store.record_answers(key, [("numbers", "q2", "0", True)]),
+                      lambda: store.record_visit(key, "numbers"),
+                      lambda: store.record_final(key, 1, 1)):
+            with pytest.raises(UnknownLearner):
+                write()
+        store.leave(key)
+    assert _rows(store) == before  # nothing written, nobody gone
+    assert store.learner(ada.id) == ada
+    assert store.record_answer(ada.id, "numbers", "q1", "0", True) is True
+    (row,) = [r for r in store.dashboard(c.code, c.secret).learners if r.pseudonym == "Ada"]
+    assert row.scores == {"numbers": (1, 1)}
+
+
+def test_a_version_1_database_gets_learner_secrets_and_its_learners_keep_working(db_url):
+    """An upgrade: a database made before learner secrets (no secret_hash column, version 1) is
+    brought to the newest version at start; a learner who joined before keeps their bare id as key
+    (their browser has nothing else) and cannot be opened with a made-up secret; new joins get one."""
+    old = ClassStore(db_url)
+    c = old.create_class()
+    with old._engine.connect() as conn, conn.begin():
+        conn.execute(sa.text("ALTER TABLE learners DROP COLUMN secret_hash"))
+        conn.execute(sa.text("INSERT INTO learners (id, code, pseudonym, pseudonym_key, joined_at, last_seen) "
+                             "VALUES (:id, :code, 'Old', 'old', 1, 1)"), {"id": "OldLearnerId0123456789", "code": c.code})
+        conn.execute(classroom_schema.schema_version.update().values(version=1))
+    old.close()
+    store = ClassStore(db_url)
+    try:
+        assert store.schema_version() == len(cr.MIGRATIONS) == 2
+        columns = {col["name"] for col in sa.inspect(store._engine).get_columns("learners")}
+        assert "secret_hash" in columns
+        legacy = store.learner("OldLearnerId0123456789")
+        assert legacy is not None and legacy.pseudonym == "Old"
+        assert store.learner("OldLearnerId0123456789.made-up") is None
+        assert store.record_answer("OldLearnerId0123456789", "numbers", "q1", "2", True) is True
+        new = store.join(c.code, "New")
+        assert "." in new.id and store.learner(new.id.split(".")[0]) is None
+        assert [(r.pseudonym, r.scores) for r in store.dashboard(c.code, c.secret).learners] == [
+            ("New", {}), ("Old", {"numbers": (1, 1)})]
+        store.leave("OldLearnerId0123456789")
+        assert [r.pseudonym for r in store.dashboard(c.code, c.secret).learners] == ["New"]
+    finally:
+        store.close()
 
 
 def test_the_teacher_can_remove_a_learner(store):

@@ -295,3 +295,48 @@ def test_each_replica_gets_its_share_of_the_cores_as_torch_threads():
     assert replica_env({"OMP_NUM_THREADS": "3"}, 2, 2)["OMP_NUM_THREADS"] == "3"
     script = (REPO / "scripts" / "replicas.py").read_text()
     assert "env=replica_env(os.environ, args.replicas)" in script
+
+def test_one_health_probe_serves_the_scripts_and_the_browser_tests():
+    """render.healthy is True only for a 200 on Streamlit's health path: checked against a real
+    HTTP server answering 200, then 503, and against a port nothing listens on. The replicas
+    script, the load driver and the browser tests use this very function."""
+    import http.server
+    import threading
+
+    status = {"code": 200}
+    paths = []
+
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            paths.append(self.path)
+            self.send_response(status["code"])
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Health)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        assert render.healthy(url) and render.healthy(url + "/")
+        status["code"] = 503
+        assert not render.healthy(url)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert paths == [HEALTH, HEALTH, HEALTH]
+    with socket.socket() as s:  # a port that was free a moment ago: refused
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    assert not render.healthy(f"http://127.0.0.1:{closed}")
+    assert not render.healthy("not a url")
+    sys.path.insert(0, str(REPO / "scripts"))
+    import load_driver
+    import replicas
+
+    from tests.e2e import conftest as e2e
+
+    assert load_driver.healthy is render.healthy and replicas.render.healthy is render.healthy
+    assert not hasattr(replicas, "healthy") and e2e.render.healthy is render.healthy

@@ -289,3 +289,40 @@ def test_answers_given_while_the_database_is_down_are_said_kept_and_sent_later(s
     assert labels["class.side.offline"] not in [w.value for w in at.sidebar.warning]
     counted = {s.question_id: s.answered for s in store.dashboard(created.code, created.secret).questions}
     assert counted == {first.id: 1, second.id: 1}
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_the_teacher_removes_one_learner_after_a_confirmation(store, lang):
+    """The dashboard's "remove a learner": choose, confirm; the learner leaves the board and the
+    store with their answers, the other stays. Anonymized, the choice shows stand-ins only."""
+    labels = i18n.ui(lang)
+    created = store.create_class()
+    ada, bea = store.join(created.code, "Ada"), store.join(created.code, "<b>Bea</b>")
+    store.record_answer(ada.id, "numbers", "q1", "0", True)
+    store.record_answer(bea.id, "numbers", "q1", "1", False)
+    teacher = _app(lang, **{"class": created.code, "key": created.secret})
+    teacher.switch_page("pages/98_teachers.py").run()
+    assert teacher.table[0].value.index.tolist() == ["<b>Bea</b>", "Ada"]  # by pseudonym ("<" before "a")
+    assert teacher.selectbox(key="class.remove_choice").options == ["<b>Bea</b>", "Ada"]
+    teacher.toggle(key="class.anonymize").set_value(True).run()
+    hidden = teacher.selectbox(key="class.remove_choice").options
+    assert hidden == [i18n.fill(labels["class.dash.learner_n"], n=str(n)) for n in (1, 2)]
+    teacher.toggle(key="class.anonymize").set_value(False).run()
+
+    teacher.selectbox(key="class.remove_choice").set_value("Ada").run()
+    teacher.button(key="class.remove").click().run()
+    assert labels["class.remove.confirm"] in [w.value for w in teacher.warning]
+    assert "Ada" in _texts(teacher)  # the confirmation names them, as text
+    teacher.button(key="class.remove_no").click().run()  # cancel: nobody goes
+    assert len(store.dashboard(created.code, created.secret).learners) == 2
+    teacher.selectbox(key="class.remove_choice").set_value("Ada").run()
+    teacher.button(key="class.remove").click().run()
+    assert len(store.dashboard(created.code, created.secret).learners) == 2  # not before the confirmation
+    teacher.button(key="class.remove_yes").click().run()
+    assert not teacher.exception, teacher.exception
+    assert labels["class.remove.done"] in [s.value for s in teacher.success]
+    assert teacher.table[0].value.index.tolist() == ["<b>Bea</b>"]
+    board = store.dashboard(created.code, created.secret)
+    assert [r.pseudonym for r in board.learners] == ["<b>Bea</b>"]
+    assert [(q.question_id, q.answered, q.answers[0].answer) for q in board.questions] == [("q1", 1, "1")]
+    assert store.learner(ada.id) is None and store.learner(bea.id) is not None

@@ -135,3 +135,107 @@ def test_stay_reruns_timed_fragments_as_an_idle_tab_does(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_merge_cookies_replaces_by_name():
+    from tests.stclient import merge_cookies
+
+    assert merge_cookies("a=1; itt_replica=r0", ["itt_replica=r1; Path=/; HttpOnly"]) == "a=1; itt_replica=r1"
+    assert merge_cookies("", ["itt_replica=r0; Path=/"]) == "itt_replica=r0"
+    assert merge_cookies("a=1", []) == "a=1"
+
+
+def _start_app(port: int, log: Path):
+    """`streamlit run app.py` on 127.0.0.1:`port`; the process, once healthy."""
+    import os
+    import subprocess
+    import time
+
+    from tests.e2e.conftest import render
+
+    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                             "--server.address", "127.0.0.1", "--server.headless", "true",
+                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                            cwd=REPO, env=env, stdout=log.open("a"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while not render.healthy(f"http://127.0.0.1:{port}"):
+        assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.2)  # polling a starting server
+    return proc
+
+
+@pytest.mark.slow
+def test_a_learner_reconnects_after_the_server_stops_and_keeps_the_class(tmp_path, monkeypatch):
+    """The real app, a class on SQLite: a learner joins and answers, the server is killed (a crash,
+    nothing graceful) and started again on the same address. The learner's next answer finds the
+    websocket closed: it reconnects to a new session, the tab's storage brings the membership back
+    (ui/persist.py, ui/classroom.py), the sidebar shows the class and the pseudonym again, and the
+    answer is counted for the same learner: one learner, two first answers, both verdicts shown.
+    A tab whose storage names the learner with a wrong secret does not get in."""
+    import asyncio
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lib.classroom import ClassStore
+    from tests.e2e.conftest import _free_port
+    from tests.stclient import Learner
+
+    url_db = f"sqlite:///{tmp_path / 'class.db'}"
+    monkeypatch.setenv("ITT_DATABASE_URL", url_db)
+    store = ClassStore(url_db)
+    created = store.create_class("4B")
+    port = _free_port()
+    verdicts = _driver().verdicts
+
+    async def answer(me: Learner, key: str) -> int:
+        """Pick the first option and press Check; how many verdicts the page shows after it."""
+        await me.set_value(key, 0)
+        await me.submit(key[: -len(".answer")] + ".form")
+        return verdicts(me)
+
+    me = Learner(f"http://127.0.0.1:{port}", "", f"class={created.code}&lang=en", storage={}, reconnect=True)
+    loop = asyncio.new_event_loop()  # one loop for the learner across both servers, on its own thread
+    pool = ThreadPoolExecutor(1)
+
+    def run(coro):
+        return pool.submit(loop.run_until_complete, coro).result()
+
+    server = _start_app(port, tmp_path / "server.log")
+    try:
+        run(me.__aenter__())
+        run(me.open())
+        run(me.submit("class.join_form"))
+        pseudonym = json.loads(me.storage["inside-transformer.class"])["pseudonym"]
+        assert pseudonym in me.texts() and me.reconnects == 0
+        first, second = [k for k in me.keys("quiz.numbers.") if k.endswith(".answer") and me.widget(k).kind == "radio"][:2]
+        assert run(answer(me, first)) == 1
+        server.kill()  # a crash: no goodbye on the websocket
+        server.wait(timeout=30)
+        server = _start_app(port, tmp_path / "server.log")
+        assert run(answer(me, second)) == 2  # the first verdict came back from the tab's storage
+        assert me.reconnects == 1 and not me.exceptions
+        assert pseudonym in me.texts() and "class.leave" in me.widgets  # the sidebar's class box
+        board = store.dashboard(created.code, created.secret)
+        assert [r.pseudonym for r in board.learners] == [pseudonym]
+        assert sorted((q.question_id, q.answered) for q in board.questions) == sorted(
+            (k.split(".")[2], 1) for k in (first, second))
+        run(me.close())
+
+        # Another tab whose storage holds that membership with the learner's row id but a made-up
+        # secret (what a copy of the database gives): it is not in the class. With the real key it is.
+        entry = json.loads(me.storage["inside-transformer.class"])
+        for key, joined in ((entry["id"].split(".")[0] + ".made-up", False), (entry["id"], True)):
+            other = Learner(f"http://127.0.0.1:{port}", "", "lang=en",
+                            storage={"inside-transformer.class": json.dumps(dict(entry, id=key))})
+            run(other.__aenter__())
+            run(other.open())
+            assert ("class.leave" in other.widgets) is joined and (pseudonym in other.texts()) is joined
+            run(other.close())
+    finally:
+        pool.submit(loop.close).result()
+        pool.shutdown()
+        store.close()
+        if server.poll() is None:
+            server.terminate()
+            server.wait(timeout=30)

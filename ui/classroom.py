@@ -402,20 +402,23 @@ def to_keep() -> str:
     return json.dumps(mine, separators=(",", ":")) if mine else ""
 
 
-def restore(raw: object) -> None:
-    """The membership the browser kept, back into a new session (unless this session has its own)."""
+def restore(raw: object) -> bool:
+    """The membership the browser kept, back into a new session (unless this session has its own);
+    True when it came back (the page then runs again, to show the class box and report the visit)."""
     if member() or not isinstance(raw, str) or not raw:
-        return
+        return False
     try:
         data = json.loads(raw)
     except ValueError:
-        return
+        return False
     if not isinstance(data, Mapping) or not all(isinstance(data.get(k), (str, int)) for k in ("code", "id", "pseudonym")):
-        return
+        return False
     s = store()
     try:
         learner = s.learner(str(data["id"])) if s is not None else None
     except Exception:  # the database is down: keep the membership, the reports wait for it
         learner = C.Learner(str(data["id"]), C.normalise_code(str(data["code"])), str(data["pseudonym"])[:64])
-    if learner is not None and learner.code == C.normalise_code(str(data["code"])):
-        st.session_state[MEMBER] = {"code": learner.code, "id": learner.id, "pseudonym": learner.pseudonym}
+    if learner is None or learner.code != C.normalise_code(str(data["code"])):
+        return False
+    st.session_state[MEMBER] = {"code": learner.code, "id": learner.id, "pseudonym": learner.pseudonym}
+    return True

@@ -27,6 +27,7 @@ from ui.core import lang, num, t
 
 REFRESH_SECONDS = 2.5
 ANONYMIZE = "class.anonymize"
+REMOVING = "class.removing"  # the pseudonym the teacher asked to remove, waiting for the confirmation
 
 
 def _ping(s) -> bool:
@@ -156,10 +157,14 @@ def _live(code: str, secret: str) -> None:
         return
     anonymize = st.toggle(t("class.dash.anonymize"), key=ANONYMIZE)
     st.metric(t("class.dash.learners"), num(len(board.learners)))
+    removed = st.session_state.pop("class.removed", None)
+    if removed is not None:
+        (st.success if removed else st.error)(t("class.remove.done" if removed else "class.store_error"))
     if not board.learners:
         st.info(t("class.dash.none"))
         return
     _board(board, anonymize)
+    _remove(board, anonymize)
 
 
 def _board(board, anonymize: bool) -> None:
@@ -194,6 +199,46 @@ def _board(board, anonymize: bool) -> None:
                      column_config={q_cols[3]: pct})
     else:
         st.caption(t("class.dash.no_answers"))
+
+
+def _ask_remove() -> None:
+    """Callback: "remove" pressed; the confirmation names the learner chosen."""
+    st.session_state[REMOVING] = st.session_state.get("class.remove_choice")
+
+
+def _on_remove(pseudonym: str) -> None:
+    """Callback: the removal confirmed; the learner and everything they sent leave the class."""
+    ss = st.session_state
+    me = ss.get(TEACHER) or {}
+    ss.pop(REMOVING, None)
+    try:
+        classroom.store().remove_learner(me.get("code"), me.get("secret"), pseudonym)
+        ss["class.removed"] = True
+    except Exception:  # NotTeacher or a database that does not answer
+        ss["class.removed"] = False
+
+
+def _remove(board, anonymize: bool) -> None:
+    """Remove one learner (an unwelcome pseudonym): choose, then confirm. Names as plain text; with
+    the anonymize switch on, the same stand-ins as the grid ("Learner 2"), so a projector shows no
+    pseudonym here either."""
+    ss = st.session_state
+    pseudonyms = [r.pseudonym for r in board.learners]
+    shown = dict(zip(pseudonyms, L.display_names(pseudonyms, anonymize, t("class.dash.learner_n"))))
+    pending = ss.get(REMOVING)
+    with st.expander(t("class.remove.header"), expanded=pending is not None):
+        if pending not in shown:  # nothing asked, or that learner has gone meanwhile
+            ss.pop(REMOVING, None)
+            st.caption(t("class.remove.help"))
+            st.selectbox(t("class.remove.who"), pseudonyms, format_func=lambda x: shown.get(x, ""),
+                         key="class.remove_choice")
+            st.button(t("class.remove.button"), key="class.remove", on_click=_ask_remove)
+            return
+        st.warning(t("class.remove.confirm"))
+        st.text(shown[pending])  # the learner's own text: never markup
+        c1, c2 = st.columns(2)
+        c1.button(t("class.remove.yes"), key="class.remove_yes", type="primary", on_click=_on_remove, args=(pending,))
+        c2.button(t("class.remove.no"), key="class.remove_no", on_click=lambda: ss.pop(REMOVING, None))
 
 
 def _questions() -> dict:

@@ -166,7 +166,9 @@ def _on_stored() -> None:
         ss["app.persist.sid"] = secrets.token_hex(8)
         return
     ss[LEARNER_KEY] = learner
-    classroom.restore(message.get("klass"))  # the class this learner joined on this browser, if any
+    # The class this learner joined on this browser, if any: the sidebar's class box and the lesson's
+    # visit are drawn by a full run, which the rerun below gives (answers or none).
+    rejoined = classroom.restore(message.get("klass"))
     code = message.get("code")
     if isinstance(code, str) and code:
         try:
@@ -180,9 +182,9 @@ def _on_stored() -> None:
     if restored is not None:
         ss["app.text"] = restored
         ss[TEXT_KEPT] = restored
-    if (isinstance(code, str) and code) or text_back or restored is not None:
-        # What came back shows on the lesson page too (verdicts, the text): the section this
-        # store sits in asks for a full run (see progress_section).
+    if (isinstance(code, str) and code) or text_back or restored is not None or rejoined:
+        # What came back shows on the lesson page too (verdicts, the text, the class): the section
+        # this store sits in asks for a full run (see progress_section).
         ss["app.persist.rerun_page"] = True
     ss["app.persist.restored"] = True
 

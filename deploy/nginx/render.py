@@ -18,6 +18,9 @@ Why a cookie and not `ip_hash`: a school's learners usually leave through one NA
 ip_hash would send the whole class to one replica. Open-source nginx has no `sticky` directive
 (that is NGINX Plus); the cookie set by `add_header` and read back through `map` does the same.
 
+`healthy(url)` is the one health probe of the course's servers (scripts/replicas.py,
+scripts/load_driver.py and the browser tests wait on it): Streamlit's `/_stcore/health` answers 200.
+
 `--standalone DIR` wraps the same server block in a whole nginx.conf (no daemon, pid file, logs
 and temporary files under DIR) for a non-root test run: `nginx -c DIR/nginx.conf -p DIR`.
 Standard library only; deliberately no TLS (terminate it in this server block or in front).
@@ -26,10 +29,13 @@ Standard library only; deliberately no TLS (terminate it in this server block or
 from __future__ import annotations
 
 import argparse
+import http.client
 import re
+import urllib.request
 from pathlib import Path
 
 COOKIE = "itt_replica"
+HEALTH_PATH = "/_stcore/health"  # Streamlit's own: 200 once the server serves sessions
 DEFAULT_ACCESS_LOG = "/var/log/nginx/inside-transformer.access.log"
 
 
@@ -144,6 +150,19 @@ def write_standalone(prefix: Path, ports: list[int], listen: str) -> Path:
     (prefix / "site.conf").write_text(site_conf)
     (prefix / "nginx.conf").write_text(standalone(prefix))
     return prefix / "nginx.conf"
+
+
+def healthy(url: str, timeout_s: float = 2.0) -> bool:
+    """True when the Streamlit server at `url` answers its health check with 200 within `timeout_s`.
+
+    Anything else (refused, reset, timed out, another status, not HTTP) is False, never an error.
+    Example: healthy("http://127.0.0.1:8601") -> True once replica 0 has started.
+    """
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + HEALTH_PATH, timeout=timeout_s) as r:
+            return r.status == 200
+    except (OSError, http.client.HTTPException, ValueError):  # URLError and HTTPError are OSErrors
+        return False
 
 
 def main() -> None:

@@ -46,8 +46,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -55,6 +53,9 @@ from urllib.parse import urlsplit
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "deploy" / "nginx"))
+import render  # noqa: E402  (deploy/nginx/render.py: the one health probe of the course's servers)
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -83,12 +84,8 @@ def _streamlit() -> list[str]:
 
 
 def healthy(url: str) -> bool:
-    """The Streamlit server at `url` answers its health check."""
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-            return r.status == 200
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return False
+    """The Streamlit server at `url` answers its health check (deploy/nginx/render.py's probe)."""
+    return render.healthy(url)
 
 
 def stop_process(proc: subprocess.Popen) -> None:

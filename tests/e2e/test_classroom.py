@@ -116,3 +116,62 @@ def test_a_teacher_and_three_learners_run_a_class(browser, app_url):
     finally:
         for c in contexts:
             c.close()
+
+
+def test_a_reload_keeps_the_class_and_an_answer_after_it_counts(browser, app_url):
+    """A learner joins and answers; the page is reloaded (a new session on the server): the sidebar
+    shows the class and the pseudonym again, the first verdict is back, and an answer given after the
+    reload reaches the class for the same learner (one learner, two first answers)."""
+    from playwright.sync_api import expect
+
+    from tests.e2e.conftest import runs_of, settle, wait_for_app
+
+    en = i18n.ui("en")
+    store = ClassStore.from_env()  # the app's own database (the server inherits the environment)
+    created = store.create_class("Reload")
+    bank = {q.id: q for q in load_bank("en", "numbers")}
+    before, after = bank["kv_per_layer"], bank["gqa_saving"]  # prompts with no formula
+    dialogs: list[str] = []
+    context, pg = _context(browser, dialogs)
+    try:
+        goto(pg, f"{app_url}/?lang=en&class={created.code}", en["lesson.numbers.title"], timeout=SERVER_WARM_TIMEOUT_MS)
+        box = pg.get_by_role("textbox", name=en["class.join.pseudonym"])
+        type_text(pg, box, "Reloader", submit=None)
+        panel = pg.locator('[data-testid="stForm"]').filter(has=box)
+        click(pg, panel.get_by_role("button", name=en["class.join.button"], exact=True))
+        sidebar = pg.locator('[data-testid="stSidebar"]')
+        expect(sidebar.get_by_text("Reloader", exact=True)).to_be_visible(timeout=APP_TIMEOUT_MS)
+
+        verdicts = pg.get_by_text(en["quiz.right"])
+
+        def answer(q, right_so_far: int) -> None:
+            form = pg.locator('[data-testid="stForm"]').filter(has_text=q.prompt[:40]).first
+            form.scroll_into_view_if_needed()
+            click(pg, form.get_by_text(q.options[int(q.answer)], exact=True), rerun=False)
+            click(pg, form.get_by_role("button", name=en["quiz.check"]))
+            expect(verdicts).to_have_count(right_so_far, timeout=APP_TIMEOUT_MS)
+
+        answer(before, 1)
+        assert f"class={created.code}" not in pg.url  # the code left the address on joining
+        # F5: a new session, which gets the membership back from the browser's storage.
+        runs_of(pg).reset()
+        pg.reload()
+        wait_for_app(pg, en["lesson.numbers.title"], timeout=APP_TIMEOUT_MS)
+        pg.wait_for_function("document.documentElement.dataset.ittProgress === 'ready'", timeout=APP_TIMEOUT_MS)
+        settle(pg)
+        expect(sidebar.get_by_text(f"Reload ({created.code})", exact=True)).to_be_visible(timeout=APP_TIMEOUT_MS)
+        expect(sidebar.get_by_text("Reloader", exact=True)).to_be_visible(timeout=APP_TIMEOUT_MS)
+        expect(sidebar.get_by_role("button", name=en["class.side.leave"])).to_be_visible()
+        expect(pg.get_by_role("textbox", name=en["class.join.pseudonym"])).to_have_count(0)  # no second join
+        expect(verdicts).to_have_count(1, timeout=APP_TIMEOUT_MS)  # the first verdict, back from the browser
+
+        answer(after, 2)
+        board = store.dashboard(created.code, created.secret)
+        assert [r.pseudonym for r in board.learners] == ["Reloader"]
+        assert sorted((q.question_id, q.answered, q.right) for q in board.questions) == sorted(
+            [(before.id, 1, 1), (after.id, 1, 1)])
+        assert board.learners[0].scores == {"numbers": (2, 2)}
+        assert pg.locator('[data-testid="stException"]').count() == 0 and not dialogs
+    finally:
+        context.close()
+        store.delete_class(created.code, created.secret)
