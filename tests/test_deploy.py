@@ -296,6 +296,7 @@ def test_each_replica_gets_its_share_of_the_cores_as_torch_threads():
     script = (REPO / "scripts" / "replicas.py").read_text()
     assert "env=replica_env(os.environ, args.replicas)" in script
 
+
 def test_one_health_probe_serves_the_scripts_and_the_browser_tests():
     """render.healthy is True only for a 200 on Streamlit's health path: checked against a real
     HTTP server answering 200, then 503, and against a port nothing listens on. The replicas
