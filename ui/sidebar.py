@@ -106,9 +106,12 @@ def progress() -> None:
     results = st.session_state.get("quiz.results", {})
     banks = {x.id: load_bank(current, x.id) for x in nav.LESSONS}
     per_lesson, overall = course_progress(results, banks)
+    # One caption, a line per lesson: each element drawn costs the server a message on every answer.
+    lines = []
     for x in nav.LESSONS:
         s = per_lesson[x.id]
         count = t("quiz.count", answered=num(s.answered), total=num(s.total), correct=num(s.correct))
-        st.caption(f"{x.icon} {t(f'lesson.{x.id}.title')}: {count}")
+        lines.append(f"{x.icon} {t(f'lesson.{x.id}.title')}: {count}")
+    st.caption("  \n".join(lines))
     st.progress(overall.answered / overall.total if overall.total else 0.0,
                 text=t("sidebar.overall", correct=num(overall.correct), total=num(overall.total)))
