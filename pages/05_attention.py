@@ -36,7 +36,7 @@ def live() -> None:
     follow.publish({"attention.layer": str(layer), "attention.head": f"{layer}:{head}"}, key="attention.chosen")
     scale = att.module_scale(lm, layer)
     steps = view.steps_of(cap, layer, head, scale)
-    scores = view.patterns(core.model_name(), cap.text, DEFAULT_MAX_TOKENS)
+    scores = view.head_patterns(cap, layer, head)
     left, right = st.columns([3, 2])
     with left:
         view.head_heatmap(cap, steps, layer, head)

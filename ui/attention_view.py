@@ -89,6 +89,19 @@ def _head_weights(model_name: str, text: str, max_tokens: int, layer: int, head:
     return _cap(model_name, text, max_tokens).attention(layer, head)
 
 
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _head_patterns(model_name: str, text: str, max_tokens: int, layer: int, head: int) -> dict[str, float]:
+    cap = _cap(model_name, text, max_tokens)
+    w = _head_weights(model_name, text, max_tokens, layer, head)
+    return {k: float(v) for k, v in att.pattern_scores(w, cap.token_ids, att.word_ids(cap.text, cap.offsets)).items()}
+
+
+def head_patterns(cap: Capture, layer: int, head: int) -> dict[str, float]:
+    """Pattern scores of the chosen head alone: the first screen describes one head, and every
+    head's scores (`patterns`, all 270 heads' weights recomputed) wait for the overview."""
+    return _head_patterns(core.model_name(), cap.text, core.cut(cap), layer, head)
+
+
 def head_weights(cap: Capture, layer: int, head: int) -> np.ndarray:
     """[T, T] the model's own weights of one head (`cap.attention`, recomputed with the model's
     operations), kept per head: the heatmap, the pattern table and the check read it on every
@@ -389,12 +402,11 @@ def head_heatmap(cap: Capture, steps: att.HeadSteps, layer: int, head: int) -> N
     st.caption(t("attention.rows_sum", n=num(len(sums)), dev=f"{float(np.abs(sums - 1).max()):.1e}"))
 
 
-def describe(cap: Capture, scores: dict[str, np.ndarray], layer: int, head: int) -> None:
-    """The head's strongest pattern in words, and every score in a small table."""
+def describe(cap: Capture, mine: dict[str, float], layer: int, head: int) -> None:
+    """The head's strongest pattern in words, and every score (`head_patterns`) in a small table."""
     if cap.n_tokens < 2:
         st.info(t("attention.pattern.one_token"))
         return
-    mine = {k: float(v[layer, head]) for k, v in scores.items()}
     best = att.strongest_pattern(mine)
     if best is None:
         st.info(t("attention.pattern.none"))
