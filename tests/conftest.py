@@ -1,4 +1,4 @@
-"""Shared fixtures: the real embedded model (loaded once per session) and tiny random models.
+"""Shared fixtures: the real embedded models (each loaded once per session) and tiny random models.
 
 Tiny models use a byte-level tokenizer with no merges (256 ids, one per byte), built here, so
 they need neither the network nor the real model's files.
@@ -32,10 +32,15 @@ def navigation_v2(monkeypatch):
 
 @pytest.fixture(scope="session")
 def real():
-    """The embedded SmolLM2-135M, converted on first use (the slow part of a cold run)."""
-    from lib.models import load_model
+    """The embedded SmolLM2-135M, converted on first use (the slow part of a cold run).
 
-    return load_model()
+    The very object the pages get under AppTest (ui.cache.get_model, which calls
+    lib.models.load_model): the test session loads each built-in model once, as a server does.
+    """
+    from lib.models import DEFAULT_MODEL
+    from ui.cache import get_model
+
+    return get_model(DEFAULT_MODEL)
 
 
 @pytest.fixture(scope="session")
@@ -109,10 +114,12 @@ def tiny_gemma(byte_tokenizer):
 
 @pytest.fixture(scope="session")
 def real_gemma():
-    """The embedded Gemma 3 270M, converted on first use (minutes the first time, once)."""
-    from lib.models import GEMMA_MODEL, load_model
+    """The embedded Gemma 3 270M, converted on first use (minutes the first time, once); shared
+    with the pages under AppTest, as `real` is."""
+    from lib.models import GEMMA_MODEL
+    from ui.cache import get_model
 
-    return load_model(GEMMA_MODEL)
+    return get_model(GEMMA_MODEL)
 
 
 @pytest.fixture(scope="session")

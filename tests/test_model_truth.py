@@ -4,15 +4,14 @@ agreeing with the number 1, the prose's KV bytes per token equal to the page's o
 link that opens the same built-in model again.
 
 Each page is rendered once per (language, model), in one session per pair (the models are loaded
-once for the whole test run by ui.cache); the checks below read those renders.
+once for the whole test run by ui.cache); the checks below read those renders, which
+tests/renders.py keeps for the other page files too.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import urllib.parse
-from dataclasses import dataclass
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -20,94 +19,22 @@ from streamlit.testing.v1 import AppTest
 from lib import i18n
 from lib.adapters import ADAPTERS
 from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS, GEMMA_MODEL
-from tests.apptest import TIMEOUT, page_text, start
+from tests.apptest import TIMEOUT
+from tests.renders import PAGES, TEXT, Render, walk
 
-PAGES = ["pages/01_numbers.py", "pages/02_tokenization.py", "pages/03_embeddings.py", "pages/04_position.py",
-         "pages/05_attention.py", "pages/06_block.py", "pages/07_sampling.py", "pages/08_kvcache.py",
-         "pages/10_compare.py", "pages/99_final_quiz.py"]
 BUILT_IN = [DEFAULT_MODEL, GEMMA_MODEL]
-TEXT = {"en": "The cat sat on the mat because it was tired.", "it": "Il gatto dormiva sul tappeto perché era stanco."}
-
-
-@dataclass(frozen=True)
-class Render:
-    prose: str  # markdown, headings, captions, messages
-    shown: str  # prose plus tables, metrics, widget labels and chart texts
-    metrics: dict[str, str]
-    missing: tuple[str, ...]  # label keys the page asked for that no assets/ui file defines
-    downloads: tuple[str, ...]  # the labels of the download buttons (sidebar included)
-
-
-def _chart_strings(spec: dict) -> list[str]:
-    """The human-readable strings of a plotly figure (titles, names, axis labels, hover text)."""
-    out: list[str] = []
-
-    def walk(x, key=""):
-        if isinstance(x, dict):
-            for k, v in x.items():
-                if k not in ("bdata", "z", "x", "y", "customdata"):
-                    walk(v, k)
-        elif isinstance(x, list):
-            for v in x[:400]:
-                walk(v, key)
-        elif isinstance(x, str) and key in ("text", "name", "title", "hovertemplate", "ticktext"):
-            out.append(x)
-
-    walk(spec)
-    return out
-
-
-def _render(at: AppTest, missing: list[str]) -> Render:
-    prose = page_text(at)
-    parts = [prose]
-    for df in at.dataframe:
-        parts.append(df.value.to_string())
-    for table in at.table:
-        parts.append(table.value.to_string())
-    metrics = {str(m.label): str(m.value) for m in at.metric}
-    parts += [f"{k} {v}" for k, v in metrics.items()]
-    for kind in ("radio", "selectbox", "slider", "select_slider", "toggle", "button", "expander", "tabs"):
-        for w in at.get(kind):
-            parts.append(str(getattr(w, "label", "")))
-    for c in at.get("plotly_chart"):
-        parts += _chart_strings(json.loads(c.proto.spec))
-    for c in at.get("bidi_component"):
-        if c.proto.component_name == "itt_live_chart":
-            parts += _chart_strings(json.loads(json.loads(c.proto.json)["spec"]))
-    downloads = tuple(str(w.proto.label) for w in at.get("download_button"))
-    return Render(prose, "\n".join(parts), metrics, tuple(sorted(set(missing))), downloads)
 
 
 @pytest.fixture(scope="module")
 def renders() -> dict[tuple[str, str, str], Render]:
-    """(lang, model, page) -> what the page shows; one session per (lang, model)."""
+    """(lang, model, page) -> what the page shows; one session per (lang, model), shared with the
+    other page files through tests/renders.py."""
     out = {}
-    missing: list[str] = []
-    label, label_for = i18n.label, getattr(i18n, "label_for", None)
-
-    def record(lang, key, *rest):
-        text = (label_for if rest else label)(lang, key, *rest)
-        if key not in i18n.ui(lang):
-            missing.append(key)
-        return text
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(i18n, "label", record)
-        if label_for is not None:
-            mp.setattr(i18n, "label_for", lambda lang, key, have: record(lang, key, have))
-        for lang in i18n.LANGS:
-            for model in BUILT_IN:
-                at = start(lang, text=TEXT[lang])
-                if model != DEFAULT_MODEL:
-                    at.radio(key="app.builtin").set_value(model)
-                    at.run()
-                assert at.session_state["app.model"] == model
-                for page in PAGES:
-                    missing.clear()
-                    at.switch_page(page)
-                    at.run()
-                    assert not at.exception, (lang, model, page, at.exception)
-                    out[(lang, model, page)] = _render(at, missing)
+    for lang in i18n.LANGS:
+        for model in BUILT_IN:
+            for page, render in walk(lang, model, TEXT[lang]).items():
+                assert not render.exception, (lang, model, page, render.exception)
+                out[(lang, model, page)] = render
     return out
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.apptest import chart_names, start
+from lib.models import DEFAULT_MODEL
+from tests.renders import walk
 
 PAGES = ["pages/01_numbers.py", "pages/02_tokenization.py", "pages/03_embeddings.py", "pages/04_position.py",
          "pages/05_attention.py", "pages/06_block.py", "pages/07_sampling.py", "pages/08_kvcache.py",
@@ -19,8 +20,10 @@ PAGES = ["pages/01_numbers.py", "pages/02_tokenization.py", "pages/03_embeddings
 
 @pytest.mark.parametrize("page", PAGES)
 def test_every_chart_is_named_in_italian(page):
-    at = start("it", page, text=i18n.ui("it")["text.example"])
-    names = chart_names(at)
+    """Read from one session that visits every page (tests/renders.py)."""
+    render = walk("it", DEFAULT_MODEL, i18n.ui("it")["text.example"])[page]
+    assert not render.exception, render.exception
+    names = render.chart_names
     assert names, "the page drew no chart"
     for key, name in names.items():
         print(f"{page} {key}: {name}")
