@@ -247,12 +247,13 @@ def attention_outputs(loaded: LoadedModel, cap: Capture) -> np.ndarray:
     (head-major, as the model concatenates them), then the model's own output projection.
     Example: attention_outputs(lm, cap).shape -> (30, T, 576)
     """
-    L, H, T, _ = cap.attn.shape
+    L, T = cap.n_layers, cap.n_tokens
     group = cap.n_heads // cap.n_kv_heads
     out = []
     with loaded.lock, torch.inference_mode():
         for layer in range(L):
-            w = torch.from_numpy(np.array(cap.attn[layer]))  # [H, T, T]
+            # One layer's weights at a time (`cap.attn` recomputes every layer on each access).
+            w = torch.from_numpy(np.array(cap.attn_layer(layer)))  # [H, T, T]
             v = torch.from_numpy(np.array(cap.v[layer])).repeat_interleave(group, dim=0)  # [H, T, Dh]
             heads = (w @ v).transpose(0, 1).reshape(T, -1)  # [T, H*Dh]
             block = loaded.adapter.blocks(loaded.model)[layer]
