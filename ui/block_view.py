@@ -519,7 +519,7 @@ def render_lens_position(cap: Capture, model_name: str, text: str, max_tokens: i
 def lens_check(cap: Capture, lens: Lens, n_layers: int) -> None:
     """The oracle, live: at the last layer the lens must be the model itself."""
     pos = [int(x) for x in lens.positions]
-    logits = np.asarray(cap.logits[pos], dtype=np.float64)
+    logits = np.asarray(cap.logits_at(pos), dtype=np.float64)  # only the lens's positions
     probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
     probs /= probs.sum(axis=-1, keepdims=True)
     model_top = np.take_along_axis(probs, lens.top_ids[n_layers], axis=-1)
