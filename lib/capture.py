@@ -169,15 +169,18 @@ class Capture:
         """[L, Hkv, T, Dh] keys after RoPE."""
         return _frozen(np.stack([self.k_layer(i) for i in range(self.n_layers)]))
 
-    def attn_layer(self, layer: int, heads: slice | list[int] | None = None) -> np.ndarray:
+    def attn_layer(self, layer: int, heads: slice | list[int] | None = None, upto: int | None = None) -> np.ndarray:
         """[H, T, T] attention weights of one layer (or of some of its heads), as the model computes
-        them: softmax over keys of q·kᵀ·scale, future keys masked (and keys beyond the window)."""
+        them: softmax over keys of q·kᵀ·scale, future keys masked (and keys beyond the window).
+        `upto`: among the first `upto` tokens only, [H, upto, upto]: the same weights as the whole
+        text's top-left corner (a row reads no later key), without computing the rest."""
         hs = range(self.n_heads) if heads is None else (
             range(self.n_heads)[heads] if isinstance(heads, slice) else heads)
         hs = list(hs)
+        n = self.n_tokens if upto is None else max(0, min(int(upto), self.n_tokens))
         with torch.inference_mode():
-            q = torch.from_numpy(self._rotated(self.q_pre[layer, hs], layer))  # [h, T, Dh]
-            k = torch.from_numpy(self._rotated(self.k_pre[layer, [self.kv_head(h) for h in hs]], layer))  # [h, T, Dh]
+            q = torch.from_numpy(self._rotated(self.q_pre[layer, hs], layer)[..., :n, :])  # [h, n, Dh]
+            k = torch.from_numpy(self._rotated(self.k_pre[layer, [self.kv_head(h) for h in hs]], layer)[..., :n, :])
             scores = torch.matmul(q, k.transpose(-1, -2)) * self.scales[layer]  # [h, T, T]
             t = scores.shape[-1]
             i = torch.arange(t)

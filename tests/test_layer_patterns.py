@@ -66,6 +66,8 @@ def test_attention_equals_the_model_and_the_window_masks(models, name):
         assert (w is not None) == (kind == "sliding_attention")
         if w:
             assert np.all(cap.attn_layer(layer)[:, j <= i - w] == 0)
+        # The first tokens alone (the overview's thumbnails): the top-left corner of the model's own.
+        np.testing.assert_allclose(cap.attn_layer(layer, upto=5), out.attentions[layer][0].numpy()[:, :5, :5], atol=1e-4)
         steps = capture_head_steps(cap, layer, 1, scale=cap.scales[layer])  # the attention lesson's formula
         np.testing.assert_allclose(steps.weights, cap.attention(layer, 1), atol=1e-5)
 

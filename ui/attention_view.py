@@ -114,7 +114,8 @@ def first_tokens_attention(model_name: str, text: str, max_tokens: int, n: int) 
     """[L, H, n, n] every head's weights among the first n tokens (causal: the same as in the
     whole text). Small, and kept: the overview and bertviz redraw from it without recomputing
     all the layers' attention (cap.attn) at each move of a slider."""
-    return np.ascontiguousarray(_cap(model_name, text, max_tokens).attn[:, :, :n, :n])
+    cap = _cap(model_name, text, max_tokens)
+    return np.stack([cap.attn_layer(layer, upto=n) for layer in range(cap.n_layers)])
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
