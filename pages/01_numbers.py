@@ -7,7 +7,7 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 import streamlit as st
 
 from lib.arithmetic import param_breakdown
-from lib.bertviz_view import as_document
+from lib.bertviz_view import as_document, head_view_height
 from lib.compare import architecture
 from lib.models import DEFAULT_MODEL
 from lib.tokens import first_split_character
@@ -81,7 +81,7 @@ def glimpse() -> None:
     view = bertviz(core.model_name(), cap.text, core.cut(cap), "head", (layer,), n)  # cached
     if not view.offline:
         st.warning(t("bertviz.cdn"))
-    st.iframe(as_document(view.html, core.lang(), t("numbers.glimpse.header")), height=max(360, 22 * n + 140))
+    st.iframe(as_document(view.html, core.lang(), t("numbers.glimpse.header")), height=head_view_height(n))
     split = first_split_character(list(cap.tokens[:n]), cap.text, cap.offsets)  # «è» as <C3><A8>
     if split is not None:
         st.caption(t("numbers.bytes_caption", char=split[0], bytes=split[1],
