@@ -11,7 +11,7 @@ from lib.bertviz_view import as_document, head_view_height
 from lib.compare import architecture
 from lib.models import DEFAULT_MODEL
 from lib.tokens import first_split_character
-from ui import core, figures, lesson, nav, quiz_widget
+from ui import core, figures, lesson, nav, quiz_widget, styles
 from ui.attention_view import bertviz
 from ui.core import num, t
 from ui.numbers_view import live_table, reference_table
@@ -37,7 +37,7 @@ lesson.show(text, "live_wide" if wide else "live", model_name=core.display_name(
 lesson.show(text, "builtin", embed_share=num(100 * info.vocab_size * info.d_model / info.n_params, 1))  # say so once, here
 left, right = st.columns([2, 3])
 table = live_table(info)
-left.dataframe(table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3, key="numbers.table")
+styles.table(table, "numbers.table", where=left)
 if info.d_model != info.n_heads * info.d_head:
     left.info(t("numbers.check_differs"))
 with right:
@@ -52,7 +52,7 @@ with right:
 
 st.header(t("numbers.reference.header"))
 lesson.show(text, "reference")
-st.dataframe(reference_table(core.short_name(info.name), lm.config), hide_index=True, key="numbers.ref_table")
+styles.table(reference_table(core.short_name(info.name), lm.config), "numbers.ref_table")
 st.caption(t("numbers.reference.caption"))
 
 st.header(t("numbers.stack.header"))

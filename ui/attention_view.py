@@ -21,7 +21,7 @@ from lib.bertviz_view import as_document, head_view_height, head_view_html, mode
 from lib.capture import Capture, max_tokens_for
 from lib.reference import REFERENCE_MODELS
 from ui.cache import get_capture, get_model
-from ui import core, follow
+from ui import core, follow, styles
 from ui.core import num, t
 from ui.figures import PALETTE, Spec, quick
 from ui.chart_table import as_table
@@ -420,8 +420,8 @@ def describe(cap: Capture, scores: dict[str, np.ndarray], layer: int, head: int)
     rows = [(t(f"attention.pattern.{p}"), "—" if not np.isfinite(mine[p]) else f"{num(round(100 * mine[p]))}%")
             for p in att.PATTERNS]
     rows.append((t("attention.pattern.spread"), f"{num(round(100 * float(att.row_entropy(head_weights(cap, layer, head)))))}%"))
-    st.dataframe(pd.DataFrame(rows, columns=[t("attention.pattern.col"), t("attention.pattern.share")]),
-                 hide_index=True, key="attention.patterns")
+    styles.table(pd.DataFrame(rows, columns=[t("attention.pattern.col"), t("attention.pattern.share")]),
+                 "attention.patterns")
 
 
 def overview(cap: Capture, scores: dict[str, np.ndarray]) -> None:
@@ -517,7 +517,7 @@ def gqa_section(info, cap: Capture | None, config: dict, live_name: str, mark: s
                                  g=num(info.group_size)))
         saving = {v.name: v for v in att.kv_variants(config, KV_TOKENS)}["grouped"].saving
         st.metric(t("attention.gqa.saving"), f"{num(saving, 1)}×")
-    st.dataframe(kv_table(live_name, config, lang), hide_index=True, key="attention.kv_table")
+    styles.table(kv_table(live_name, config, lang), "attention.kv_table")
     st.caption(t("attention.kv.caption", tokens=num(KV_TOKENS)))
 
 
