@@ -75,6 +75,26 @@ def vendored() -> bool:
 
 
 HIDE_LAYER_MENU = "<style>span:has(> select#layer){display:none}</style>"
+# bertviz 1.4.1's head view draws in a fixed 335 px (two 110 px token columns, 115 px of lines
+# between them) at the left of a full-width svg; its left tokens end at x = 102 and grow leftwards.
+# Centred (and allowed to overflow its box, so a long token is not cut), the drawing sits in the
+# middle of the frame instead of leaving the frame's right part empty.
+HEAD_VIEW_WIDTH = 335
+CENTRE_HEAD_VIEW = (f"<style>body{{margin:8px}}#vis svg{{display:block;width:{HEAD_VIEW_WIDTH}px;"
+                    "margin:0 auto;overflow:visible}</style>")
+_ROW_PX, _TOP_PX = 22.5, 30  # bertviz's BOXHEIGHT and TEXT_TOP
+_MENU_PX = 28  # the "Layer:" menu's line, when it is shown
+_MARGIN_PX = 16 + 12  # the body's margins, and room for the last token's descenders
+
+
+def head_view_height(n_tokens: int, menu: bool = False) -> int:
+    """The height in px a head view of `n_tokens` tokens needs to show every token: bertviz draws
+    one 22.5 px row per token under a 30 px band of head colours, plus the layer menu's line when
+    there is more than one layer.
+
+    Example: head_view_height(18) -> 463; head_view_height(40) -> 958
+    """
+    return int(-(-(n_tokens * _ROW_PX + _TOP_PX) // 1)) + _MARGIN_PX + (_MENU_PX if menu else 0)
 
 
 def head_view_html(
@@ -97,12 +117,10 @@ def head_view_html(
         include_layers=chosen, html_action="return",
     )
     view = _finish(out.data, "head_view.js")
-    if len(chosen) == 1:
-        # One layer: bertviz's "Layer: [n]" menu has nothing to choose (the page's own slider picks
-        # the layer) and is English inside an Italian page; hidden, the head menu stays.
-        page = HIDE_LAYER_MENU + view.html
-        view = ViewHtml(html=page, offline=view.offline, n_bytes=len(page.encode("utf-8")))
-    return view
+    # One layer: bertviz's "Layer: [n]" menu has nothing to choose (the page's own slider picks
+    # the layer) and is English inside an Italian page; hidden, the head menu stays.
+    page = (HIDE_LAYER_MENU if len(chosen) == 1 else "") + CENTRE_HEAD_VIEW + view.html
+    return ViewHtml(html=page, offline=view.offline, n_bytes=len(page.encode("utf-8")))
 
 
 def model_view_html(

@@ -7,11 +7,11 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 import streamlit as st
 
 from lib.arithmetic import param_breakdown
-from lib.bertviz_view import as_document
+from lib.bertviz_view import as_document, head_view_height
 from lib.compare import architecture
 from lib.models import DEFAULT_MODEL
 from lib.tokens import first_split_character
-from ui import core, figures, lesson, nav, quiz_widget
+from ui import core, figures, lesson, nav, quiz_widget, styles
 from ui.attention_view import bertviz
 from ui.core import num, t
 from ui.numbers_view import live_table, reference_table
@@ -37,7 +37,7 @@ lesson.show(text, "live_wide" if wide else "live", model_name=core.display_name(
 lesson.show(text, "builtin", embed_share=num(100 * info.vocab_size * info.d_model / info.n_params, 1))  # say so once, here
 left, right = st.columns([2, 3])
 table = live_table(info)
-left.dataframe(table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3, key="numbers.table")
+styles.table(table, "numbers.table", where=left)
 if info.d_model != info.n_heads * info.d_head:
     left.info(t("numbers.check_differs"))
 with right:
@@ -52,7 +52,7 @@ with right:
 
 st.header(t("numbers.reference.header"))
 lesson.show(text, "reference")
-st.dataframe(reference_table(core.short_name(info.name), lm.config), hide_index=True, key="numbers.ref_table")
+styles.table(reference_table(core.short_name(info.name), lm.config), "numbers.ref_table")
 st.caption(t("numbers.reference.caption"))
 
 st.header(t("numbers.stack.header"))
@@ -81,7 +81,7 @@ def glimpse() -> None:
     view = bertviz(core.model_name(), cap.text, core.cut(cap), "head", (layer,), n)  # cached
     if not view.offline:
         st.warning(t("bertviz.cdn"))
-    st.iframe(as_document(view.html, core.lang(), t("numbers.glimpse.header")), height=max(360, 22 * n + 140))
+    st.iframe(as_document(view.html, core.lang(), t("numbers.glimpse.header")), height=head_view_height(n))
     split = first_split_character(list(cap.tokens[:n]), cap.text, cap.offsets)  # «è» as <C3><A8>
     if split is not None:
         st.caption(t("numbers.bytes_caption", char=split[0], bytes=split[1],

@@ -10,7 +10,7 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 import streamlit as st
 
 from ui import compare_view as view
-from ui import core
+from ui import core, styles
 from ui.core import t
 
 st.title(t("compare.title"))
@@ -23,7 +23,7 @@ st.header(t("compare.numbers.header"))
 st.markdown(t("compare.numbers.text"))
 left, right = st.columns([3, 2])
 df = view.table(archs)
-left.dataframe(df, hide_index=True, width="stretch", height=35 * (len(df) + 1) + 3, key="compare.table")
+styles.table(df, "compare.table", where=left)
 right.plotly_chart(view.params_figure(archs), key="compare.params_chart")
 right.markdown(t("compare.numbers.after"))
 

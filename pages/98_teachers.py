@@ -17,7 +17,7 @@ from ui.core import num, t
 FINAL_SEED_MAX = 999_999
 text = lesson.sections("teachers")
 language = core.lang()
-paths = {x.id for x in (*nav.LESSONS, nav.FINAL, nav.COMPARE, nav.TEACHERS)} | set(nav.ALIASES)
+paths = {x.id for x in (*nav.LESSONS, nav.FINAL, nav.COMPARE, nav.GLOSSARY, nav.TEACHERS)} | set(nav.ALIASES)
 root = T.app_root(st.context.url or "", paths)
 
 st.title(t("teachers.title"))

@@ -67,3 +67,16 @@ def test_a_title_repeated_under_panels_side_by_side_is_said_once_and_a_polar_axi
     out = laid_out(layout)
     assert [out[k]["title"]["text"] for k in ("xaxis", "xaxis2", "xaxis3")] == ["", "dimensione", ""]
     assert "title" not in out["polar"]["radialaxis"] and out["title"]["subtitle"]["text"] == "coppia"
+
+
+def test_every_title_leaves_the_mode_bars_band_above_it():
+    """On a touch screen plotly's mode bar is always shown, at the top right: a title, above the plot
+    or above a matrix's top tick labels, starts below its band (checked drawn in tests/e2e/test_phone.py)."""
+    from ui.figures import MODEBAR_PX
+
+    above = laid_out({"title": {"text": "Dove stanno i parametri"}, "margin": {"t": 40}})
+    assert above["title"]["pad"]["t"] >= MODEBAR_PX
+    matrix = laid_out({"title": {"text": "Strato 15, testa 0"}, "xaxis": {"side": "top"}, "margin": {"t": 130}})
+    assert matrix["title"]["pad"]["t"] >= MODEBAR_PX and matrix["margin"]["t"] >= 130 + MODEBAR_PX - 6
+    untitled = laid_out({"margin": {"t": 5}})
+    assert untitled["margin"]["t"] >= MODEBAR_PX

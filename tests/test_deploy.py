@@ -341,3 +341,83 @@ def test_one_health_probe_serves_the_scripts_and_the_browser_tests():
 
     assert load_driver.healthy is render.healthy and replicas.render.healthy is render.healthy
     assert not hasattr(replicas, "healthy") and e2e.render.healthy is render.healthy
+
+
+# --- addresses deeper than one part ----------------------------------------------------------
+
+# (address, where nginx sends it): a path of its own (302 there, query kept) or None (to Streamlit).
+DEEP = [("/foo/bar?lang=it", "/foo?lang=it"), ("/attenzione/x/y", "/attenzione"), ("/attention/", "/attention"),
+        ("/attention", None), ("/", None), ("/_stcore/health", None), ("/_stcore/host-config", None),
+        ("/attention/_stcore/health", None), ("/static/js/index.js", None), ("/app/static/vendor/d3.min.js", None),
+        ("/media/abc.png", None), ("/component/x/index.html", None), ("/_stcore/bidi-components/a/b.js", None)]
+
+
+def test_rendered_config_sends_deep_addresses_to_their_first_part():
+    conf = render.site([9001], "8080")
+    assert f"location ~ {render.DEEP_ADDRESS} {{" in conf
+    assert "return 302 /$1$is_args$args;" in conf
+    for prefix in ("_stcore", "static", "media", "component", "app/static"):  # Streamlit 1.67's own
+        assert prefix in render.STREAMLIT_PREFIXES
+    pattern = re.compile(render.DEEP_ADDRESS.strip('"'))  # nginx's PCRE and Python's re agree on it
+    for address, target in DEEP:
+        path, _, query = address.partition("?")
+        m = pattern.match(path)
+        sent = None if m is None else "/" + m.group(1) + (f"?{query}" if query else "")
+        assert sent == target, address
+
+
+def test_nginx_redirects_deep_addresses_and_passes_streamlits_own(tmp_path):
+    """Debian's nginx with the rendered configuration, in front of a stand-in replica that answers
+    every request with its path: a deep address gets a 302 to its first part, everything else
+    reaches the replica unchanged."""
+    import http.client
+    import http.server
+    import threading
+    import time
+
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not os.access(nginx, os.X_OK):
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true and nginx is missing: `make test` installs it as root", pytrace=False)
+        pytest.skip("nginx is missing: run `make test` as root or `apt-get install nginx`")
+
+    class Echo(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            body = self.path.encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    replica = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=replica.serve_forever, daemon=True).start()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        front = s.getsockname()[1]
+    conf = render.write_standalone(tmp_path, [replica.server_port], f"127.0.0.1:{front}")
+    proc = subprocess.Popen([nginx, "-c", str(conf), "-p", str(tmp_path)], stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while True:  # nginx starting (a bound, not a guessed wait)
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", front)) == 0:
+                    break
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read().decode()
+            time.sleep(0.05)
+        for address, target in DEEP:
+            c = http.client.HTTPConnection("127.0.0.1", front, timeout=10)
+            c.request("GET", address)
+            r = c.getresponse()
+            body = r.read().decode()
+            if target is None:
+                assert (r.status, body) == (200, address), address
+            else:
+                assert (r.status, r.getheader("Location", "").split(f":{front}")[-1]) == (302, target), address
+            c.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+        replica.shutdown()

@@ -23,7 +23,7 @@ def test_lesson_one_says_what_to_do_first_and_keeps_the_model_picker_under_advan
 def test_tables_name_the_model_without_the_weights_format():
     at = start("it")
     labels = i18n.ui("it")
-    table = next(d for d in at.dataframe if list(d.value.columns)[0] == labels["ref.model"])
+    table = next(d for d in at.table if list(d.value.columns)[0] == labels["ref.model"])
     names = list(table.value.iloc[:, 0])
     full = labels["model.embedded_name"]
     assert full.split(" (")[0] in names and full not in names

@@ -36,7 +36,7 @@ def test_first_lesson_shows_the_live_model(lang):
     assert i18n.lesson(lang, "numbers")["intro"].splitlines()[0][:40] in text
     assert "576" in text and "{n_layers}" not in text
     assert labels["numbers.params_equal"].split("{n}")[0].strip() in text
-    tables = [df.value for df in at.dataframe]
+    tables = [x.value for x in at.table]  # HTML tables: headers never cut short (ui.styles.table)
     live = tables[0]
     assert "9 × 64 = 576 ✓" in live.iloc[:, 1].tolist()
     ref = tables[1]
@@ -148,7 +148,7 @@ def test_lesson_runs_on_other_architectures(fixture, expect_row, request, monkey
     assert not at.exception, at.exception
     assert len(at.error) == 0
     assert at.session_state["app.model"] == name
-    live = at.dataframe[0].value
+    live = at.table[0].value
     values = live.iloc[:, 1].tolist()
     assert i18n.ui("en")[expect_row] in values
     assert f"{tiny.info.n_heads} × {tiny.info.d_head} = {tiny.info.d_model} ✓" in values

@@ -60,7 +60,7 @@ def test_compare_page_reads_both_models(lang):
 
     at = start(lang, "pages/10_compare.py")
     assert not at.exception, at.exception
-    table = at.dataframe[0].value
+    table = at.table[0].value
     smol, gemma = get_model(DEFAULT_MODEL).info, get_model(GEMMA_MODEL).info
     for info in (smol, gemma):
         col = [c for c in table.columns if c != table.columns[0]]

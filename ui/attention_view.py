@@ -17,11 +17,11 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from lib import attention as att
-from lib.bertviz_view import as_document, head_view_html, model_view_html
+from lib.bertviz_view import as_document, head_view_height, head_view_html, model_view_html
 from lib.capture import Capture, max_tokens_for
 from lib.reference import REFERENCE_MODELS
 from ui.cache import get_capture, get_model
-from ui import core, follow
+from ui import core, follow, styles
 from ui.core import num, t
 from ui.figures import PALETTE, Spec, quick
 from ui.chart_table import as_table
@@ -245,10 +245,27 @@ def overview_figure(attn: np.ndarray, n: int, labels: dict[str, str],
                      zeroline=False, range=[-1.5, n_layers * cell])
     fig.update_yaxes(tickmode="array", tickvals=[head * cell + (n - 1) / 2 for head in range(n_heads)],
                      ticktext=[str(head) for head in range(n_heads)], title=labels["y"], showgrid=False,
-                     zeroline=False, autorange="reversed", scaleanchor="x")
-    fig.update_layout(height=max(220, min(620, 36 * n_heads + 120)), margin=dict(l=10, r=10, t=10, b=10),
+                     zeroline=False, range=[n_heads * cell - 0.5, -0.5])  # top down; no padding for the markers
+    fig.update_layout(height=overview_height(n_layers, n_heads), margin=dict(l=10, r=10, t=10, b=10),
                       dragmode=False, clickmode="event+select", plot_bgcolor="#f4f4f4")
     return fig
+
+
+OVERVIEW_WIDTH_PX = 900  # the plot's width on a laptop (1400 px wide, sidebar open)
+OVERVIEW_ROW_PX = (24, 56)  # the height of one row of thumbnails, at least and at most
+OVERVIEW_AXES_PX = 80  # the axes' ticks and titles around the thumbnails
+
+
+def overview_height(n_layers: int, n_heads: int) -> int:
+    """The overview's height in px: its rows of thumbnails (one per head) times a row's height, plus
+    the axes. A row is as tall as a thumbnail is wide on a laptop (square thumbnails there); the
+    heatmap then fills the plot at any width (it is not held square, so on a phone the thumbnails
+    are narrower, never a strip a few pixels high).
+
+    Example: overview_height(30, 9) -> 350 (30 px a row); overview_height(18, 4) -> 280 (50 px)
+    """
+    row = min(max(OVERVIEW_WIDTH_PX // max(n_layers, 1), OVERVIEW_ROW_PX[0]), OVERVIEW_ROW_PX[1])
+    return n_heads * row + OVERVIEW_AXES_PX
 
 
 def gqa_figure(n_heads: int, n_kv_heads: int, labels: dict[str, str]) -> go.Figure:
@@ -416,8 +433,8 @@ def describe(cap: Capture, mine: dict[str, float], layer: int, head: int) -> Non
     rows = [(t(f"attention.pattern.{p}"), "—" if not np.isfinite(mine[p]) else f"{num(round(100 * mine[p]))}%")
             for p in att.PATTERNS]
     rows.append((t("attention.pattern.spread"), f"{num(round(100 * float(att.row_entropy(head_weights(cap, layer, head)))))}%"))
-    st.dataframe(pd.DataFrame(rows, columns=[t("attention.pattern.col"), t("attention.pattern.share")]),
-                 hide_index=True, key="attention.patterns")
+    styles.table(pd.DataFrame(rows, columns=[t("attention.pattern.col"), t("attention.pattern.share")]),
+                 "attention.patterns")
 
 
 def overview(cap: Capture, scores: dict[str, np.ndarray]) -> None:
@@ -513,7 +530,7 @@ def gqa_section(info, cap: Capture | None, config: dict, live_name: str, mark: s
                                  g=num(info.group_size)))
         saving = {v.name: v for v in att.kv_variants(config, KV_TOKENS)}["grouped"].saving
         st.metric(t("attention.gqa.saving"), f"{num(saving, 1)}×")
-    st.dataframe(kv_table(live_name, config, lang), hide_index=True, key="attention.kv_table")
+    styles.table(kv_table(live_name, config, lang), "attention.kv_table")
     st.caption(t("attention.kv.caption", tokens=num(KV_TOKENS)))
 
 
@@ -706,7 +723,7 @@ def bertviz_section(model_name: str, cap: Capture, layer: int) -> None:
             view = bertviz(model_name, cap.text, core.cut(cap), "head", (layer,), n)
             if not view.offline:
                 st.warning(t("bertviz.cdn"))
-            st.iframe(as_document(view.html, core.lang(), t("attention.bertviz.head_tab")), height=max(360, 22 * n + 140))
+            st.iframe(as_document(view.html, core.lang(), t("attention.bertviz.head_tab")), height=head_view_height(n))
     if tabs[1].open:
         with tabs[1]:
             default = [layer]

@@ -63,7 +63,7 @@ SUBTITLE_CHARS = 46  # the same for 14 px subplot titles, over the whole width
 AXIS_TITLE_CHARS = 44
 TITLE_SIZE, SUBTITLE_SIZE = 16, 14
 LINE_PX = {TITLE_SIZE: 21, SUBTITLE_SIZE: 18}
-MODEBAR_PX = 26  # the mode bar's band at the top right, always shown on touch screens
+MODEBAR_PX = 28  # the mode bar's band at the top right (26 px buttons from 2 px), always shown on touch screens
 _TAG = re.compile(r"<[^>]+>")
 
 
@@ -103,7 +103,7 @@ def laid_out(layout: dict) -> dict:
 
     Example: laid_out({"title": "Memoria"})["title"] -> {"text": "Memoria", "font": {"size": 16},
              "x": 0.5, "xanchor": "center", "yref": "paper", "y": 1, "yanchor": "bottom",
-             "automargin": True, "pad": {"b": 10}}
+             "automargin": True, "pad": {"t": 28, "b": 10}}
     """
     # Subplot titles (make_subplots writes them as annotations at the top of each panel): wrapped
     # to their panel's share of the width, smaller than the chart's title.
@@ -153,13 +153,21 @@ def laid_out(layout: dict) -> dict:
             # Tick labels above the plot (a matrix's keys): the title takes the top of the chart and
             # the figure's own top margin, which holds the labels, grows by the title's extra lines.
             # (plotly anchors a title of several lines by its first: the pad makes room for the others)
+            # The mode bar's band stays above the title: pad and margin grow by it.
             new.update(yref="container", y=1, yanchor="top", automargin=False,
-                       pad={"t": 6 + (_lines(wrapped) - 1) * LINE_PX[TITLE_SIZE]})
-            margin["t"] = int(margin.get("t", 100) or 100) + (_lines(wrapped) - 1) * LINE_PX[TITLE_SIZE]
+                       pad={"t": MODEBAR_PX + 6 + (_lines(wrapped) - 1) * LINE_PX[TITLE_SIZE]})
+            margin["t"] = (int(margin.get("t", 100) or 100) + MODEBAR_PX
+                           + (_lines(wrapped) - 1) * LINE_PX[TITLE_SIZE])
         else:
-            new.update(yref="paper", y=1, yanchor="bottom", automargin=True, pad={"b": room})
-            margin["t"] = MODEBAR_PX  # the title's automargin adds its own height above this
+            # The mode bar's band (its buttons, always shown on a touch screen, would otherwise sit
+            # on the title's right end) stays above the title. The top margin is set to hold the
+            # band, the title's lines and the pad under them: plotly's automargin only ever grows
+            # it (plotly.js 4, Streamlit's, also counts the pad above; 3.7, the live charts', not).
+            new.update(yref="paper", y=1, yanchor="bottom", automargin=True, pad={"t": MODEBAR_PX, "b": room})
+            margin["t"] = MODEBAR_PX + 6 + _lines(wrapped) * LINE_PX[TITLE_SIZE] + room
         layout["title"] = new
+    elif top_ticks:  # an axis title and tick labels above the plot: the band above them
+        margin["t"] = int(margin.get("t", 0) or 0) + MODEBAR_PX
     else:
         margin["t"] = max(int(margin.get("t", 0) or 0), MODEBAR_PX + room if sub_lines else MODEBAR_PX)
     layout["margin"] = margin

@@ -35,6 +35,8 @@ LESSONS: tuple[Lesson, ...] = (
 FINAL = Lesson("final", "pages/99_final_quiz.py", "🎓")
 # Not a lesson (no quiz): the built-in models side by side, listed after the lessons.
 COMPARE = Lesson("compare", "pages/10_compare.py", "⚖️")
+# The course's words with a short definition each, for learners, after the path.
+GLOSSARY = Lesson("glossary", "pages/97_glossary.py", "📖")
 # For whoever brings the course to a class: links, times, machines, a quiz fixed for the class.
 TEACHERS = Lesson("teachers", "pages/98_teachers.py", "🧑‍🏫")
 
@@ -46,33 +48,35 @@ ALIASES: dict[str, str] = {
     "campionamento": "sampling", "cache": "kvcache", "cachekv": "kvcache", "cache-kv": "kvcache",
     "confronto": "compare", "finale": "final", "quiz": "final", "quiz-finale": "final",
     "docenti": "teachers", "insegnanti": "teachers", "per-chi-insegna": "teachers",
+    "glossario": "glossary",
 }
 _HOME = "home"  # the default page's own path: never in an address (it answers at `/`), so `/numbers` is free
 
 
 def navigation():
-    """st.navigation over the lessons, the models side by side, the final quiz and the teachers' page,
-    titles in the current language.
+    """st.navigation over the lessons, the models side by side, the final quiz, the glossary and the
+    teachers' page, titles in the current language.
 
     One flat list, no sections: Streamlit 1.67 draws sections as `div`s inside the navigation's `ul`,
     which screen readers cannot read as a list (axe's `list` and `listitem` rules); flat, every page
-    is an `li`. The order says the path: the lessons, then the comparison, the final quiz, and the
-    teachers' page. Other addresses of a page (ALIASES) are hidden pages that app.py follows."""
+    is an `li`. The order says the path: the lessons, then the comparison, the final quiz, the
+    glossary, and the teachers' page. Other addresses of a page (ALIASES) are hidden pages that app.py follows."""
     lessons = [st.Page(x.path, title=t(f"lesson.{x.id}.title"), icon=x.icon, url_path=_HOME if i == 0 else x.id,
                        default=i == 0)
                for i, x in enumerate(LESSONS)]
     final = st.Page(FINAL.path, title=t("final.title"), icon=FINAL.icon, url_path=FINAL.id)
     compare = st.Page(COMPARE.path, title=t("compare.title"), icon=COMPARE.icon, url_path=COMPARE.id)
+    words = st.Page(GLOSSARY.path, title=t("glossary.title"), icon=GLOSSARY.icon, url_path=GLOSSARY.id)
     teachers = st.Page(TEACHERS.path, title=t("teachers.title"), icon=TEACHERS.icon, url_path=TEACHERS.id)
     by_id = {x.id: p for x, p in zip(LESSONS, lessons)} | {FINAL.id: final, COMPARE.id: compare,
-                                                            TEACHERS.id: teachers}
+                                                            GLOSSARY.id: words, TEACHERS.id: teachers}
     aliases = []
     for path, target in ALIASES.items():
         alias = st.Page(_follow, title=by_id[target].title, url_path=path, visibility="hidden")
         alias.itt_target = by_id[target]
         aliases.append(alias)
     _quiet_page_not_found()
-    return st.navigation([*lessons, compare, final, teachers, *aliases], expanded=True)
+    return st.navigation([*lessons, compare, final, words, teachers, *aliases], expanded=True)
 
 
 NOT_FOUND_KEY = "app.page_not_found"

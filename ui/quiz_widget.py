@@ -14,7 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lib.quiz import Question, grade, lesson_score, load_bank, record
-from ui import classroom
+from ui import classroom, styles
 from ui.core import lang, num, t
 from ui.persist import PROGRESS_SECTION
 
@@ -29,7 +29,8 @@ def ask(q: Question, key: str, on_check=None, args: tuple = ()):
                                 format_func=lambda i: q.options[i], key=f"{key}.answer", label_visibility="collapsed")
         else:
             label = t("quiz.number") + (f" ({q.unit})" if q.unit else "")
-            response = st.text_input(label, key=f"{key}.answer")
+            with st.container(key=f"{styles.DECIMAL_KEY}.{key}"):  # a phone offers its number keyboard
+                response = st.text_input(label, key=f"{key}.answer")
         submitted = st.form_submit_button(t("quiz.check"), on_click=on_check, args=args)
     return submitted, response
 

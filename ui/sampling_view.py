@@ -210,10 +210,15 @@ def current_generation(model_name: str, text: str) -> Generation | None:
 
 
 def _chip(label: str, title: str, background: str) -> str:
+    """One token as a coloured chip. Its numbers (`title`) show on hover (the browser's tooltip) and,
+    since a phone has no hover, when the chip is tapped: tapping focuses it (tabindex -1: focusable by
+    a tap or a click, not a Tab stop) and ui.styles draws the title under a focused chip."""
     style = (f"display:inline-block;margin:2px 1px;padding:1px 4px;border-radius:5px;background:{background};"
              "font-family:ui-monospace,monospace;font-size:0.92em;white-space:pre;color:#222;"
              "border:1px solid rgba(0,0,0,0.12)")
-    return f"<span title='{html.escape(title, quote=True)}' style='{style}'>{html.escape(label)}</span>"
+    tip = html.escape(title, quote=True)
+    tap = " class='itt-tip' tabindex='-1'" if title else ""
+    return f"<span title='{tip}'{tap} style='{style}'>{html.escape(label)}</span>"
 
 
 def blend(rgb: tuple[int, int, int], amount: float) -> str:

@@ -141,7 +141,8 @@ def chip(label: str, token_id: int, title: str, *, new: bool = False, show_id: b
          dropped: bool = False, newline: bool = False) -> str:
     sub = f"<span class='tok-id'>{token_id}</span>" if show_id and token_id >= 0 else ""
     out = (f"<span class='tok-chip{' tok-dropped' if dropped else ''}' data-new='{int(new)}' "
-           f"title='{html.escape(title, quote=True)}' style='background:{_color(token_id)}'>{html.escape(label)}{sub}</span>")
+           f"title='{html.escape(title, quote=True)}' tabindex='-1' style='background:{_color(token_id)}'>"
+           f"{html.escape(label)}{sub}</span>")  # tabindex -1: a tap shows the title (ui.styles)
     return out + ("<br>" if newline else "")
 
 

@@ -9,6 +9,8 @@ them). nginx in front spreads the learners and keeps each one on their replica:
   all of them; the answer sets the cookie `itt_replica=r<i>` naming the replica that served it.
 - A learner with the cookie goes back to that replica, for every HTTP request and for the
   websocket that carries the whole Streamlit session (upgrade headers passed, long timeouts).
+- An address deeper than one part that is not Streamlit's own is redirected to its first part
+  (Streamlit would read `/foo/` of `/foo/bar` as the app's base path and never connect).
 - If that replica is down, nginx sends the learner to the other replicas (its `backup` servers,
   round robin among them) and the answer rewrites the cookie: the learner stays on the new
   replica from then on. A Streamlit session lives in one server's memory: there the learner
@@ -36,6 +38,14 @@ from pathlib import Path
 
 COOKIE = "itt_replica"
 HEALTH_PATH = "/_stcore/health"  # Streamlit's own: 200 once the server serves sessions
+# Streamlit 1.67's own top-level addresses (streamlit/web/server/starlette: _stcore/ for the
+# websocket, health and uploads, static/ for its JavaScript, media/ for st.image and downloads,
+# component/ for components, app/static/ for the app's static files, auth/ and oauth2callback
+# for st.login).
+STREAMLIT_PREFIXES = ("_stcore", "static", "media", "component", "app/static", "auth", "oauth2callback")
+# nginx's (PCRE) regex for an address of two parts or more whose first part is not Streamlit's and
+# whose second part is not `_stcore` (a page's probe); $1 is the first part.
+DEEP_ADDRESS = ('"^/(?!(?:' + "|".join(STREAMLIT_PREFIXES) + ')(?:/|$))([^/]+)/(?!_stcore(?:/|$))"')
 DEFAULT_ACCESS_LOG = "/var/log/nginx/inside-transformer.access.log"
 
 
@@ -94,6 +104,15 @@ def site(ports: list[int], listen: str = "80", host: str = "127.0.0.1",
             "server {",
             f"    listen {listen};",
             f"    access_log {access_log} itt_route;",
+            "",
+            "    # An address deeper than one part (`/foo/bar`, `/attention/`) would never connect:",
+            "    # Streamlit's page would take `/foo/` for the app's base path. It is sent to its first",
+            "    # part (`/foo`, a lesson or the course's own \"no such page\" notice), query kept.",
+            "    # Streamlit's own addresses are left alone, at the top and under a page (its page",
+            "    # probes `/attention/_stcore/health` and expects the 404 it gets).",
+            f"    location ~ {DEEP_ADDRESS} {{",
+            "        return 302 /$1$is_args$args;",
+            "    }",
             "",
             "    location / {",
             "        proxy_pass http://$itt_upstream;",

@@ -47,3 +47,30 @@ def test_the_italian_course_shows_no_english_hint(page, app_url):
     click(page, sidebar.locator('[data-testid="stSidebarNav"] a', has_text=it["lesson.tokenization.title"]).first)
     expect(page.get_by_role("heading", name=it["lesson.tokenization.title"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
     assert _visible_english(page) == []
+
+
+def _english_labels() -> set[str]:
+    """The course's own English labels that read differently in Italian: whole sentences or names
+    (12 characters or more, nothing to fill in), so that none can be an Italian word by chance."""
+    it, en = i18n.ui("it"), i18n.ui("en")
+    # An English term the Italian texts themselves cite («flusso residuo (*residual stream*)») is not one.
+    italian = "\n".join([*it.values(), *(x for lid in i18n.lesson_ids("it") for x in i18n.lesson("it", lid).values())])
+    return {v for k, v in en.items()
+            if len(v) >= 12 and "{" not in v and "%" not in v and v != it.get(k) and v not in italian}
+
+
+def test_every_lesson_address_in_italian_shows_no_english(page, app_url):
+    """`/`, each lesson's own address, the comparison, the final quiz, the glossary and a mistyped
+    address, opened directly in Italian and scrolled to the end (sections worked out on approach
+    included): none of Streamlit's English hints, none of the course's English labels. (The mistyped
+    address's Italian notice itself is tests/e2e/test_addresses.py.)"""
+    from tests.e2e import axe
+
+    english = _english_labels()
+    found = []
+    for path in [*axe.pages(), "glossary", "attenzion"]:
+        goto(page, f"{app_url}/{path}?lang=it", timeout=APP_TIMEOUT_MS * 4)  # a first visit computes the lesson
+        axe.scroll_to_end(page, APP_TIMEOUT_MS * 4)
+        shown = page.evaluate("() => document.body.innerText")
+        found += [f"/{path}: «{w}»" for w in (*ENGLISH, *english) if w in shown]
+    assert not found, "\n".join(found)
