@@ -43,7 +43,7 @@ def pages() -> list[str]:
     """Every page of the navigation, as the path after the host ("" is the first lesson)."""
     from ui import nav
 
-    return ["" if i == 0 else x.id for i, x in enumerate(nav.LESSONS)] + [nav.COMPARE.id, nav.FINAL.id]
+    return ["" if i == 0 else x.id for i, x in enumerate(nav.LESSONS)] + [nav.COMPARE.id, nav.FINAL.id, nav.GLOSSARY.id]
 
 
 def scroll_to_end(page, timeout: int = APP_TIMEOUT_MS) -> None:
