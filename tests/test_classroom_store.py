@@ -787,6 +787,14 @@ def _every_method(store: ClassStore):
     ]
 
 
+def _every_call_is_unavailable(store: ClassStore) -> None:
+    """A store whose database cannot be reached: ping says so, and every method raises StoreUnavailable."""
+    assert store.ping() is False
+    for call in _every_method(store):
+        with pytest.raises(StoreUnavailable):
+            call()
+
+
 def test_an_unreachable_postgres_gives_ping_false_and_store_unavailable():
     from tests.postgres import _free_port
 
@@ -794,10 +802,7 @@ def test_an_unreachable_postgres_gives_ping_false_and_store_unavailable():
     try:
         # Connecting never waits forever: the driver's timeout and the server-side ones are set.
         assert store.connect_args["connect_timeout"] == cr.CONNECT_TIMEOUT_S
-        assert store.ping() is False
-        for call in _every_method(store):
-            with pytest.raises(StoreUnavailable):
-                call()
+        _every_call_is_unavailable(store)
     finally:
         store.close()
 
@@ -806,10 +811,7 @@ def test_an_unusable_sqlite_file_gives_ping_false_and_store_unavailable(tmp_path
     (tmp_path / "a-file").write_text("not a folder")
     store = ClassStore(f"sqlite:///{tmp_path / 'a-file' / 'class.sqlite3'}")
     try:
-        assert store.ping() is False
-        for call in _every_method(store):
-            with pytest.raises(StoreUnavailable):
-                call()
+        _every_call_is_unavailable(store)
     finally:
         store.close()
 

@@ -198,13 +198,14 @@ def _is_local(url: str) -> bool:
     return (parts.hostname or "") in LOCAL_HOSTS
 
 
-@pytest.fixture
-def page(browser, request):
-    """A page whose requests outside this machine are aborted and fail the test."""
+@contextlib.contextmanager
+def offline_page(browser, request, **context_options) -> Iterator:
+    """A tracked page in a new browser context (`context_options`: viewport, touch...) whose requests
+    outside this machine are aborted and fail the test (see the hook below)."""
     external: list[str] = []
     request.node.external_requests = external
     # No service workers: their fetches would bypass the routing below.
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+    context = browser.new_context(service_workers="block", **context_options)
 
     def guard(route):
         if _is_local(route.request.url):
@@ -220,6 +221,13 @@ def page(browser, request):
         yield pg
     finally:
         context.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    """A page whose requests outside this machine are aborted and fail the test."""
+    with offline_page(browser, request, viewport={"width": 1280, "height": 900}) as pg:
+        yield pg
 
 
 @pytest.hookimpl(wrapper=True)

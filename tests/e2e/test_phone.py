@@ -16,7 +16,7 @@ import pytest
 
 from lib import i18n
 from tests.e2e import axe
-from tests.e2e.conftest import SERVER_WARM_TIMEOUT_MS, _is_local, goto, settle, track
+from tests.e2e.conftest import SERVER_WARM_TIMEOUT_MS, goto, offline_page, settle
 
 pytestmark = pytest.mark.e2e
 
@@ -76,24 +76,8 @@ _TABLES = """() => [...document.querySelectorAll('[class*="st-key-itt_table-"]')
 @pytest.fixture
 def phone(browser, request):
     """A phone's page (touch, no hover) whose requests outside this machine are aborted and fail the test."""
-    external: list[str] = []
-    request.node.external_requests = external
-    context = browser.new_context(service_workers="block", **PHONE)
-
-    def guard(route):
-        if _is_local(route.request.url):
-            route.continue_()
-        else:
-            external.append(f"{route.request.method} {route.request.url}")
-            route.abort("blockedbyclient")
-
-    context.route("**/*", guard)
-    pg = context.new_page()
-    track(pg)
-    try:
+    with offline_page(browser, request, **PHONE) as pg:
         yield pg
-    finally:
-        context.close()
 
 
 def test_a_phone_reads_every_page_whole(phone, app_url):
