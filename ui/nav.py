@@ -98,9 +98,16 @@ def _quiet_page_not_found() -> None:
     st_navigation.send_page_not_found = note_page_not_found
 
 
-def not_found_notice() -> None:
-    """The notice for an address that named no page (once)."""
-    if st.session_state.pop(NOT_FOUND_KEY, False):
+def not_found_notice(page) -> None:
+    """The notice for an address that named no page, on the page opened instead (`page`, this run's)
+    until the learner goes to another: a second run of the same page (the progress the browser
+    kept, coming back) keeps it."""
+    ss = st.session_state
+    if ss.get(NOT_FOUND_KEY) is True:  # just noted by this run's navigation
+        ss[NOT_FOUND_KEY] = page.url_path
+    elif NOT_FOUND_KEY in ss and ss[NOT_FOUND_KEY] != page.url_path:
+        del ss[NOT_FOUND_KEY]
+    if NOT_FOUND_KEY in ss:
         st.info(t("nav.not_found"), icon="🧭")
 
 
