@@ -5,7 +5,9 @@ Language, page config, the shared sidebar, the model, and st.navigation over the
 
 import streamlit as st
 
-from ui import cache, classroom, core, export, nav, persist, share, sidebar, styles
+from ui import cache, classroom, core, export, nav, persist, share, sidebar, streamlit_speed, styles
+
+streamlit_speed.install()  # per element: a widget reads its own key, a run wakes the event loop once per batch
 
 core.lang()
 # An emoji icon: a :material/...: one makes the browser fetch a font from the internet.

@@ -1,0 +1,143 @@
+"""The two per-element cuts to Streamlit: the same answers, the same messages in the same order."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from tests.apptest import start
+from ui import streamlit_speed as speed
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def session():
+    """The attention lesson run once, its quiz answered: sliders, radios, text and number inputs."""
+    at = start("it", "pages/05_attention.py")
+    assert not at.exception
+    return at
+
+
+def test_the_app_gives_every_widget_module_the_one_key_view(session):
+    assert speed.installed()
+
+
+def test_the_view_holds_every_key_of_the_dict_with_the_same_value(session):
+    safe = session.session_state._state
+    full = safe.filtered_state
+    view = speed.FilteredView(safe)
+    assert len(full) > 20  # a real page's state: widgets keyed by the app, its own values
+    for key, value in full.items():
+        assert key in view, key
+        got = view[key]
+        assert got is value or got == value, key
+
+
+def test_the_view_holds_nothing_the_dict_leaves_out(session):
+    safe = session.session_state._state
+    full = safe.filtered_state
+    view = speed.FilteredView(safe)
+    element_ids = [k for k in safe._state._keys() if k.startswith("$$ID")]
+    assert element_ids  # the page has widgets Streamlit keys by id
+    for key in element_ids + ["no.such.key", "$$STREAMLIT_INTERNAL_KEY_x", 3]:
+        assert key not in full
+        assert key not in view
+    with pytest.raises(KeyError):
+        view["no.such.key"]
+    assert sorted(view) == sorted(full) and len(view) == len(full)
+
+
+def test_a_key_set_to_none_reads_none_so_the_widget_shows_no_choice(session):
+    """The quiz's radios start with no choice: their key holds None in the view as in the dict."""
+    safe = session.session_state._state
+    full = safe.filtered_state
+    view = speed.FilteredView(safe)
+    unanswered = [k for k in full if k.startswith("quiz.") and k.endswith(".answer") and full[k] is None]
+    assert unanswered
+    assert all(k in view and view[k] is None for k in unanswered)
+    radios = [r for r in session.radio if r.key in unanswered]
+    assert radios and all(r.index is None for r in radios)
+
+
+# --- one wake-up of the event loop per batch --------------------------------------------------
+
+
+class CountingLoop:
+    """A real event loop on its own thread that counts the wake-ups asked of it."""
+
+    def __init__(self):
+        self.loop = asyncio.new_event_loop()
+        self.wakeups = 0
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def call_soon_threadsafe(self, fn):
+        self.wakeups += 1
+        return self.loop.call_soon_threadsafe(fn)
+
+    def call_later(self, delay, fn):
+        return self.loop.call_later(delay, fn)
+
+    def call_exception_handler(self, context):
+        self.loop.call_exception_handler(context)
+
+    def is_closed(self):
+        return self.loop.is_closed()
+
+    def settle(self):
+        """Wait until the loop has run what the batches queued (each runs BATCH_S after its wake-up)."""
+        done = threading.Event()
+        self.loop.call_soon_threadsafe(lambda: self.loop.call_later(3 * speed.BATCH_S, done.set))
+        assert done.wait(10)
+
+    def close(self):
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
+
+
+def test_every_callback_runs_once_in_order_on_the_loop_with_far_fewer_wakeups():
+    counting = CountingLoop()
+    wakeups = speed.Wakeups(counting)
+    seen, threads = [], []
+
+    def producer():
+        for i in range(2000):
+            wakeups.call_soon(lambda i=i: (seen.append(i), threads.append(threading.get_ident())))
+
+    t = threading.Thread(target=producer)
+    t.start()
+    t.join()
+    counting.settle()
+    counting.settle()  # a drain queued behind the first settle
+    assert seen == list(range(2000))
+    assert set(threads) == {counting.thread.ident}
+    assert 1 <= counting.wakeups < 50  # one per batch, not one per callback
+    counting.close()
+
+
+def test_a_failing_callback_is_reported_and_the_rest_still_run():
+    counting = CountingLoop()
+    reported = []
+    counting.loop.set_exception_handler(lambda loop, ctx: reported.append(ctx["exception"]))
+    wakeups = speed.Wakeups(counting)
+    seen = []
+    wakeups.call_soon(lambda: seen.append(1))
+    wakeups.call_soon(lambda: 1 / 0)
+    wakeups.call_soon(lambda: seen.append(3))
+    counting.settle()
+    counting.settle()
+    assert seen == [1, 3]
+    assert len(reported) == 1 and isinstance(reported[0], ZeroDivisionError)
+    counting.close()
+
+
+def test_a_closed_loop_drops_the_callbacks_as_streamlit_does():
+    counting = CountingLoop()
+    counting.close()
+    wakeups = speed.Wakeups(counting)
+    wakeups.call_soon(lambda: None)  # no error: the session is shutting down
+    assert not wakeups.pending and not wakeups.scheduled

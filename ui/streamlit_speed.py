@@ -1,0 +1,159 @@
+"""Two costs Streamlit 1.67 pays per element of a run, cut without changing what is sent.
+
+**The widgets' look-up of their own key.** Every radio, selectbox, slider, number input, text input and text area asks Streamlit 1.67's
+`get_session_state().filtered_state` whether its key holds None (`key in state and state[key] is
+None`). That property builds a dict of the *whole* session state on each call, running every
+custom component's presenter on the way, so a page of N such widgets pays N × (every key). On the
+attention lesson it was 6 % of a new text's server CPU (py-spy, docs/server-cpu.md).
+
+`install()` gives those five widget modules a session state whose `filtered_state` is a read-only
+view that answers `in` and `[]` for one key with one look-up, and builds the full dict only if
+something iterates it. The answers are the same as the dict's (tested against it on a live
+session). Nothing else changes: every other attribute is the session's own.
+
+**One wake-up of the server's event loop per element.** A script's thread hands each element
+(each delta of the page) to the event loop with `loop.call_soon_threadsafe`, which writes a byte
+to the loop's wake-up socket: a system call on the script's side and a wake-up on the loop's, for
+every element of every run (8 % of a new text's server CPU on the attention lesson, py-spy).
+`install()` makes a session queue its callbacks in order, wake the loop once, and let the loop run
+everything queued BATCH_S later: the same callbacks, in the same order, on the same thread, at most
+BATCH_S later. (Waking the loop only when no drain is waiting is not enough: an idle loop drains
+each callback as soon as it is queued, so every element still woke it.)
+
+Deliberately left out: any other use of `filtered_state` (`st.session_state.to_dict()`, iteration),
+which keeps Streamlit's own dict; and sending (the loop still sends each message as before).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from streamlit.runtime.app_session import AppSession
+from streamlit.elements.widgets import number_input, radio, selectbox, slider, text_widgets
+from streamlit.runtime.state import session_state as _ss
+from streamlit.runtime.state.common import is_element_id
+from streamlit.runtime.state.session_state_proxy import get_session_state
+
+WIDGET_MODULES = (number_input, radio, selectbox, slider, text_widgets)
+
+
+class FilteredView(Mapping):
+    """What `SessionState.filtered_state` holds, looked up one key at a time."""
+
+    def __init__(self, safe) -> None:
+        self._safe = safe  # SafeSessionState: its lock guards the state shared with the server thread
+        self._full: dict[str, Any] | None = None
+
+    def _dict(self) -> dict[str, Any]:
+        if self._full is None:
+            self._full = self._safe.filtered_state
+        return self._full
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str) or is_element_id(key) or _ss._is_internal_key(key):
+            return False  # the dict leaves out keyless widgets' ids and Streamlit's own keys
+        with self._safe._lock:
+            return key in self._safe._state  # SessionState: a look-up of this key (widget ids mapped)
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self:
+            raise KeyError(key)
+        with self._safe._lock:
+            return self._safe._state[key]  # the presented value, as the dict holds it
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dict())
+
+    def __len__(self) -> int:
+        return len(self._dict())
+
+
+class _WidgetState:
+    """The session's state for a widget module: the same object but for `filtered_state`."""
+
+    def __init__(self, safe) -> None:
+        object.__setattr__(self, "_safe", safe)
+
+    @property
+    def filtered_state(self) -> FilteredView:
+        return FilteredView(self._safe)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._safe, name)
+
+
+def _widget_state() -> _WidgetState:
+    return _WidgetState(get_session_state())
+
+
+BATCH_S = 0.005  # how long the loop lets a run's elements gather before it hands them on
+
+
+class Wakeups:
+    """A session's callbacks for its event loop, queued in order; one loop wake-up drains them all."""
+
+    def __init__(self, loop) -> None:
+        self.loop = loop
+        self.pending: deque[Callable[[], None]] = deque()
+        self.lock = threading.Lock()
+        self.scheduled = False  # a drain is queued on the loop and has not emptied the queue yet
+
+    def call_soon(self, callback: Callable[[], None]) -> None:
+        with self.lock:
+            self.pending.append(callback)
+            if self.scheduled:
+                return  # the drain already waiting on the loop will run it, after those before it
+            self.scheduled = True
+        try:
+            self.loop.call_soon_threadsafe(self._arm)
+        except RuntimeError:  # the loop is closed (shutdown, a test's teardown): drop, as Streamlit does
+            with self.lock:
+                self.pending.clear()
+                self.scheduled = False
+            if not self.loop.is_closed():
+                raise
+
+    def _arm(self) -> None:
+        self.loop.call_later(BATCH_S, self.drain)
+
+    def drain(self) -> None:
+        """On the loop's thread: run every queued callback in order, including any queued meanwhile."""
+        while True:
+            with self.lock:
+                if not self.pending:
+                    self.scheduled = False
+                    return
+                callback = self.pending.popleft()
+            try:
+                callback()
+            except Exception as e:  # one failing callback must not drop the rest (as separate handles)
+                self.loop.call_exception_handler({"message": "Exception in a session callback",
+                                                  "exception": e})
+
+
+_wakeups_lock = threading.Lock()
+_streamlit_call_soon = AppSession._call_soon_on_event_loop
+
+
+def _call_soon_on_event_loop(self: AppSession, callback: Callable[[], None]) -> None:
+    wakeups = self.__dict__.get("_itt_wakeups")
+    if wakeups is None:
+        with _wakeups_lock:
+            wakeups = self.__dict__.setdefault("_itt_wakeups", Wakeups(self._event_loop))
+    wakeups.call_soon(callback)
+
+
+def install() -> None:
+    """Point the widget modules at the one-key view, and sessions at one wake-up per batch
+    (idempotent)."""
+    for module in WIDGET_MODULES:
+        module.get_session_state = _widget_state
+    AppSession._call_soon_on_event_loop = _call_soon_on_event_loop
+
+
+def installed() -> bool:
+    return (all(module.get_session_state is _widget_state for module in WIDGET_MODULES)
+            and AppSession._call_soon_on_event_loop is _call_soon_on_event_loop)
