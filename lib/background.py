@@ -10,16 +10,24 @@ which waits as before. A quiet server gives them every core, as before; a busy o
 other learners' inputs first. The result is the same function's result: only *when* the CPU works
 on it changes.
 
+`Jobs` adds what a class needs on top: results kept per key, each computed once, started ahead
+of time (`prefetch`: when a learner opens the lesson, so the CPU a class leaves idle while they
+read works it out), and a learner who is waiting goes before every prefetch still queued.
+
 `ITT_LOW_PRIORITY=off` runs everything in the caller's thread, as before (for comparisons).
 Where the OS refuses a nice value (not Linux), the pool still runs, at normal priority.
 """
 
 from __future__ import annotations
 
+import atexit
+import heapq
+import itertools
 import os
 import threading
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, TypeVar
+from typing import Any, Callable, Hashable, TypeVar
 
 T = TypeVar("T")
 
@@ -65,3 +73,148 @@ def run_low(fn: Callable[..., T], *args, **kwargs) -> T:
     if not enabled() or threading.current_thread().name.startswith("itt-low"):
         return fn(*args, **kwargs)
     return _get_pool().submit(fn, *args, **kwargs).result()
+
+
+WAITED, AHEAD = 0, 1  # a job's priority: someone waits for it, or it was started ahead of time
+
+
+class _Job:
+    def __init__(self, fn: Callable[[], Any], priority: int) -> None:
+        self.fn, self.priority = fn, priority
+        self.started = False
+        self.done = threading.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
+class Jobs:
+    """Results by key, each computed once on `workers` low-priority threads of its own.
+
+    `get(key, make)` returns the result: kept, being computed (it waits), queued (it moves the job
+    to the front and waits) or new (queued at the front). `prefetch(key, make)` queues it behind
+    every waited-for job and returns at once. `make()` returns the function to run; it is called
+    in the caller's thread, only when the key is neither kept nor queued. The last `keep` results
+    are kept; a failed job is not (the next `get` tries again, its waiters get the exception).
+
+    Example: jobs = Jobs(keep=8); jobs.prefetch("a", lambda: lambda: 6 * 7); jobs.get("a", ...) -> 42
+    """
+
+    def __init__(self, keep: int, workers: int = WORKERS) -> None:
+        self.keep, self.workers = keep, workers
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[Hashable, Any] = OrderedDict()
+        self._jobs: dict[Hashable, _Job] = {}
+        self._queue: list[tuple[int, int, Hashable]] = []  # (priority, order, key); stale entries skipped
+        self._order = itertools.count()
+        self._wake = threading.Condition(self._lock)
+        self._threads: list[threading.Thread] = []
+        self._closing = False
+        atexit.register(self.close)
+
+    def close(self, timeout_s: float = 60.0) -> None:
+        """Start nothing more and wait for the jobs running now (at exit: a worker stopped in the
+        middle of a torch operation while Python shuts down makes the process abort)."""
+        with self._lock:
+            self._closing = True
+            self._queue.clear()
+            running = [job for job in self._jobs.values() if job.started]
+            for key, job in list(self._jobs.items()):
+                if not job.started:  # anyone waiting for it hears why
+                    job.error = RuntimeError("the server is shutting down")
+                    del self._jobs[key]
+                    job.done.set()
+            self._wake.notify_all()
+        for job in running:
+            job.done.wait(timeout_s)
+
+    def _push(self, key: Hashable, job: _Job) -> None:
+        heapq.heappush(self._queue, (job.priority, next(self._order), key))
+        if len(self._threads) < self.workers:
+            t = threading.Thread(target=self._work, name=f"itt-low-jobs-{len(self._threads)}", daemon=True)
+            self._threads.append(t)
+            t.start()
+        self._wake.notify()
+
+    def _keep(self, key: Hashable, result: Any) -> None:  # under the lock
+        self._kept[key] = result
+        while len(self._kept) > self.keep:
+            self._kept.popitem(last=False)
+
+    def _work(self) -> None:
+        _lower_this_thread()
+        while True:
+            with self._lock:
+                while True:
+                    while not self._queue and not self._closing:
+                        self._wake.wait()
+                    if self._closing:
+                        return
+                    priority, _, key = heapq.heappop(self._queue)
+                    job = self._jobs.get(key)
+                    if job is not None and not job.started and job.priority == priority:
+                        job.started = True
+                        break
+            try:
+                job.result = job.fn()
+            except BaseException as e:  # handed to whoever waits; the worker goes on
+                job.error = e
+            with self._lock:
+                self._jobs.pop(key, None)
+                if job.error is None:
+                    self._keep(key, job.result)
+            job.done.set()
+
+    def prefetch(self, key: Hashable, make: Callable[[], Callable[[], Any]]) -> None:
+        """Queue the result of make()() behind every waited-for job, unless kept or queued already."""
+        if not enabled() or threading.current_thread().name.startswith("itt-low"):
+            return
+        with self._lock:
+            if key in self._kept or key in self._jobs:
+                return
+        fn = make()
+        with self._lock:
+            if key not in self._kept and key not in self._jobs:
+                self._jobs[key] = job = _Job(fn, AHEAD)
+                self._push(key, job)
+
+    def get(self, key: Hashable, make: Callable[[], Callable[[], T]]) -> T:
+        """The result for key: kept, or computed now at the front of the queue (the caller waits)."""
+        if not enabled() or self._closing or threading.current_thread().name.startswith("itt-low"):
+            with self._lock:
+                if key in self._kept:
+                    return self._kept[key]
+            result = make()()  # in this thread: switched off, or a job asking for another
+            with self._lock:
+                self._keep(key, result)
+            return result
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
+            job = self._jobs.get(key)
+        if job is None:
+            fn = make()
+            with self._lock:
+                job = self._jobs.get(key)
+                if job is None and key not in self._kept:
+                    self._jobs[key] = job = _Job(fn, WAITED)
+                    self._push(key, job)
+                elif job is None:
+                    return self._kept[key]
+        with self._lock:
+            if not job.started and job.priority != WAITED:
+                job.priority = WAITED  # its old place in the queue is skipped
+                self._push(key, job)
+        job.done.wait()
+        if job.error is not None:
+            raise job.error
+        return job.result
+
+    def kept(self, key: Hashable) -> bool:
+        with self._lock:
+            return key in self._kept
+
+    def known(self, key: Hashable) -> bool:
+        """Kept, queued or being computed."""
+        with self._lock:
+            return key in self._kept or key in self._jobs

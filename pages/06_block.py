@@ -73,6 +73,8 @@ def lens() -> None:
     with follow.when_reached("block.lens_box", mark) as now:
         if now:
             view.render_lens(lm, cap, name, words, max_tokens)
+        else:  # started now at low priority: worked out while the learner reads down to it
+            view.prefetch_lens(name, words, max_tokens)
 
 
 if cap is not None:

@@ -2,6 +2,7 @@
 the OS schedules after the others, as are the threads torch starts from it."""
 
 import threading
+import time
 
 import pytest
 import torch
@@ -66,3 +67,112 @@ def test_torch_threads_started_from_the_pool_inherit_its_priority():
             low.add(int(task.rsplit("/", 1)[1]))
     assert workers <= low
     assert low - workers, "no torch thread at the workers' priority"
+
+
+# --- Jobs: kept per key, started ahead, the waited-for first ----------------------------------
+
+
+def _until(condition) -> None:
+    """Wait until the other thread has done its step (a bounded poll, not a timing assertion)."""
+    deadline = time.monotonic() + 10
+    while not condition():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def _blocker(jobs: background.Jobs, key="hold"):
+    """Occupy the jobs' only worker until the returned event is set."""
+    started, release = threading.Event(), threading.Event()
+
+    def hold():
+        started.set()
+        release.wait(10)
+        return key
+
+    jobs.prefetch(key, lambda: hold)
+    assert started.wait(10)
+    return release
+
+
+def test_a_job_is_computed_once_whoever_asks_and_however_often():
+    jobs = background.Jobs(keep=4, workers=1)
+    calls = []
+    release = _blocker(jobs)
+
+    def make():
+        return lambda: calls.append(1) or 42
+
+    jobs.prefetch("a", make)
+    jobs.prefetch("a", make)
+    results = []
+    waiters = [threading.Thread(target=lambda: results.append(jobs.get("a", make))) for _ in range(3)]
+    for w in waiters:
+        w.start()
+    release.set()
+    for w in waiters:
+        w.join(10)
+    assert results == [42, 42, 42] and calls == [1]
+    assert jobs.get("a", make) == 42 and calls == [1]  # kept
+
+
+def test_a_waited_for_job_goes_before_the_prefetched_ones_queued_earlier():
+    jobs = background.Jobs(keep=8, workers=1)
+    order = []
+    release = _blocker(jobs)
+    for key in ("ahead-1", "ahead-2"):
+        jobs.prefetch(key, lambda key=key: lambda: order.append(key))
+    got = []
+    waiter = threading.Thread(target=lambda: got.append(jobs.get("ahead-2", lambda: lambda: order.append("x"))))
+    waiter.start()
+    _until(lambda: jobs._jobs["ahead-2"].priority == background.WAITED)
+    new = threading.Thread(target=lambda: jobs.get("waited", lambda: lambda: order.append("waited")))
+    new.start()
+    _until(lambda: "waited" in jobs._jobs)
+    release.set()
+    waiter.join(10)
+    new.join(10)
+    jobs.get("ahead-1", lambda: lambda: None)
+    assert order.index("ahead-2") < order.index("ahead-1")  # raised to the front when waited for
+    assert order.index("waited") < order.index("ahead-1")
+    assert "x" not in order  # the queued job was joined, not computed again
+
+
+def test_a_failed_job_reaches_its_waiters_and_is_not_kept():
+    jobs = background.Jobs(keep=4, workers=1)
+    with pytest.raises(ZeroDivisionError):
+        jobs.get("bad", lambda: lambda: 1 / 0)
+    assert not jobs.kept("bad")
+    assert jobs.get("bad", lambda: lambda: "fixed") == "fixed"
+
+
+def test_only_the_last_results_are_kept_and_the_workers_are_low_priority():
+    jobs = background.Jobs(keep=2, workers=1)
+    for key in "abc":
+        jobs.get(key, lambda key=key: lambda: (key, background.thread_nice()))
+    assert not jobs.kept("a") and jobs.kept("b") and jobs.kept("c")
+    here = background.thread_nice()
+    _, nice = jobs.get("c", lambda: None)
+    assert nice >= min(19, here + background.LOW_NICE)
+
+
+def test_switched_off_every_job_runs_in_the_callers_thread(monkeypatch):
+    monkeypatch.setenv("ITT_LOW_PRIORITY", "off")
+    jobs = background.Jobs(keep=2)
+    jobs.prefetch("a", lambda: pytest.fail)  # nothing starts ahead of time
+    assert not jobs.kept("a")
+    assert jobs.get("a", lambda: lambda: threading.current_thread().name) == threading.current_thread().name
+    assert jobs.get("a", lambda: pytest.fail) == threading.current_thread().name  # kept all the same
+
+
+def test_closing_waits_for_the_running_job_and_starts_no_other():
+    jobs = background.Jobs(keep=4, workers=1)
+    release = _blocker(jobs)
+    jobs.prefetch("queued", lambda: lambda: pytest.fail("started after closing"))
+    closer = threading.Thread(target=jobs.close)
+    closer.start()
+    _until(lambda: jobs._closing)
+    assert closer.is_alive()  # waiting for the running job
+    release.set()
+    closer.join(10)
+    assert not closer.is_alive() and jobs.kept("hold") and not jobs.known("queued")
+    assert jobs.get("after", lambda: lambda: "inline") == "inline"  # computed in the caller's thread

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from lib import i18n
-from lib.capture import run_capture
+from lib.capture import DEFAULT_MAX_TOKENS, run_capture
 from lib.logit_lens import lens_positions
 from lib.quiz import load_bank
 from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model
+from ui import block_view as view
 
 PAGE = "pages/06_block.py"
 LONG_TEXT = "parola " * 7200  # the same text as tests/test_pages.py: one cached 512-token capture
@@ -219,8 +220,11 @@ def test_sections_below_the_first_screen_compute_when_reached():
     for key in ("block.resid_heatmap", "block.neuron_heatmap", "block.lens_heatmap"):
         assert chart(at, key) is None, key
     assert chart(at, "block.diagram") is not None  # the first screen is drawn
+    # The lens is started at low priority when the lesson opens, without waiting for it.
+    model, words = at.session_state["app.model"], at.text_area(key="app.text").value
+    assert view.LENSES.known((model, words, DEFAULT_MAX_TOKENS, view.LENS_WINDOW))
     # The learner scrolls to the lens: its follower reports it reached for this model and text.
-    mark = follow.inputs_mark(at.session_state["app.model"], at.text_area(key="app.text").value)
+    mark = follow.inputs_mark(model, words)
     at.session_state["block.lens_box.reached"] = mark
     at.run()
     assert chart(at, "block.lens_heatmap") is not None

@@ -7,6 +7,7 @@ token or a position only choose what to draw from those cached results: the mode
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
 import re
@@ -18,7 +19,7 @@ import streamlit as st
 
 from lib import block as blk
 from lib.arithmetic import dims
-from lib.background import run_low
+from lib.background import Jobs
 from lib.capture import DEFAULT_MAX_TOKENS, Capture
 from lib.logit_lens import Lens, lens_positions, logit_lens
 from lib.models import LoadedModel
@@ -44,11 +45,29 @@ def get_contributions(model_name: str, text: str, max_tokens: int = DEFAULT_MAX_
     return blk.contributions(get_model(model_name), get_capture(model_name, text, max_tokens))
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+# Lenses by (model, text, max_tokens, window): a few KB each (top-k per layer and position), so a
+# class's worth is kept. Worked out on low-priority threads behind every other learner's input,
+# started when the lesson opens so the CPU a class leaves idle while reading does it (lib/background.py).
+LENSES = Jobs(keep=128)
+
+
+def _lens_job(model_name: str, text: str, max_tokens: int, window: int):
+    """The lens's computation, holding only the rows it reads (not the whole capture)."""
+    lm, cap = get_model(model_name), get_capture(model_name, text, max_tokens)
+    pos = lens_positions(cap.n_tokens, window)
+    rows = np.ascontiguousarray(cap.resid[:, pos])
+    return lambda: dataclasses.replace(logit_lens(lm, rows, k=LENS_TOP_K), positions=pos)
+
+
 def get_lens(model_name: str, text: str, max_tokens: int = DEFAULT_MAX_TOKENS, window: int = LENS_WINDOW) -> Lens:
-    cap = get_capture(model_name, text, max_tokens)
-    # Wanted once the learner scrolls to it: worked out behind every other learner's input (lib/background.py).
-    return run_low(logit_lens, get_model(model_name), cap.resid, lens_positions(cap.n_tokens, window), k=LENS_TOP_K)
+    key = (model_name, text, max_tokens, window)
+    return LENSES.get(key, lambda: _lens_job(model_name, text, max_tokens, window))
+
+
+def prefetch_lens(model_name: str, text: str, max_tokens: int = DEFAULT_MAX_TOKENS, window: int = LENS_WINDOW) -> None:
+    """Start the lens of this text now, at low priority, without waiting for it."""
+    key = (model_name, text, max_tokens, window)
+    LENSES.prefetch(key, lambda: _lens_job(model_name, text, max_tokens, window))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
