@@ -8,11 +8,13 @@ the navigation that app.py turns into the real one at once (`follow_alias`), que
 
 from __future__ import annotations
 
+import copy
+import threading
 from dataclasses import dataclass
 
 import streamlit as st
 
-from ui.core import t
+from ui.core import lang, t
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,22 @@ def navigation():
     which screen readers cannot read as a list (axe's `list` and `listitem` rules); flat, every page
     is an `li`. The order says the path: the lessons, then the comparison, the final quiz, the
     glossary, and the teachers' page. Other addresses of a page (ALIASES) are hidden pages that app.py follows."""
+    _quiet_page_not_found()
+    return st.navigation([copy.copy(p) for p in _pages(lang())], expanded=True)
+
+
+_built: dict[str, tuple] = {}  # language -> the pages, built once per process
+_built_lock = threading.Lock()
+
+
+def _pages(language: str) -> tuple:
+    """The navigation's pages in `language`, built once per process (33 st.Page validations were
+    4 % of a lesson's first run); each run navigates copies, since st.navigation marks the page it
+    runs on the object."""
+    with _built_lock:
+        built = _built.get(language)
+    if built is not None:
+        return built
     lessons = [st.Page(x.path, title=t(f"lesson.{x.id}.title"), icon=x.icon, url_path=_HOME if i == 0 else x.id,
                        default=i == 0)
                for i, x in enumerate(LESSONS)]
@@ -75,8 +93,9 @@ def navigation():
         alias = st.Page(_follow, title=by_id[target].title, url_path=path, visibility="hidden")
         alias.itt_target = by_id[target]
         aliases.append(alias)
-    _quiet_page_not_found()
-    return st.navigation([*lessons, compare, final, words, teachers, *aliases], expanded=True)
+    built = (*lessons, compare, final, words, teachers, *aliases)
+    with _built_lock:
+        return _built.setdefault(language, built)
 
 
 NOT_FOUND_KEY = "app.page_not_found"
