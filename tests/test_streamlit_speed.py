@@ -141,3 +141,42 @@ def test_a_closed_loop_drops_the_callbacks_as_streamlit_does():
     wakeups = speed.Wakeups(counting)
     wakeups.call_soon(lambda: None)  # no error: the session is shutting down
     assert not wakeups.pending and not wakeups.scheduled
+
+
+# --- a keyed component's identity is its key ---------------------------------------------------
+
+
+def _two_components():
+    import streamlit as st
+
+    from ui import streamlit_speed
+
+    streamlit_speed.install()
+    comp = st.components.v2.component("itt_identity_probe", js="export default function () {}")
+    size = st.session_state.get("size", 1)
+    comp(key="probe.keyed", data={"spec": "x" * size})
+    comp(data={"spec": "y" * size})
+
+
+def test_a_keyed_component_skips_the_identity_hash_and_keeps_its_id(monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    calls = []
+    original = speed._streamlit_identity
+    monkeypatch.setattr(speed, "_streamlit_identity", lambda self, **kw: calls.append(kw) or original(self, **kw))
+    at = AppTest.from_function(_two_components)
+    at.run()
+    assert not at.exception, at.exception
+    assert len(calls) == 1 and calls[0]["data"] == {"spec": "y"}  # only the unkeyed one hashed its data
+    keyed_id = _element_ids(at)
+    at.session_state["size"] = 50_000  # new data: the keyed component keeps its id (its state with it)
+    at.run()
+    assert not at.exception, at.exception
+    now = _element_ids(at)
+    assert now[0] == keyed_id[0] and now[1] != keyed_id[1]
+
+
+def _element_ids(at) -> list[str]:
+    """The ids of the probe components, in page order."""
+    return [node.proto.id for node in at._tree.main.children.values()
+            if getattr(node, "type", None) == "bidi_component" and node.proto.component_name.endswith("itt_identity_probe")]

@@ -20,6 +20,12 @@ everything queued BATCH_S later: the same callbacks, in the same order, on the s
 BATCH_S later. (Waking the loop only when no drain is waiting is not enough: an idle loop drains
 each callback as soon as it is queued, so every element still woke it.)
 
+**A keyed component's identity.** A custom component (`st.components.v2`: the course's live
+charts and section followers) hashes a canonical JSON dump of all its data for its identity on
+every run, then Streamlit ignores that hash whenever the component has a key (`key_as_main_identity`).
+Every component of the course has a key; `install()` skips the dump and hash for keyed ones (a
+quarter of a live chart's cost on the server: its figure, JSON-encoded and hashed once more).
+
 Deliberately left out: any other use of `filtered_state` (`st.session_state.to_dict()`, iteration),
 which keeps Streamlit's own dict; and sending (the loop still sends each message as before).
 """
@@ -27,10 +33,13 @@ which keeps Streamlit's own dict; and sending (the loop still sends each message
 from __future__ import annotations
 
 import threading
+import types
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+import streamlit
+from streamlit.components.v2.bidi_component.main import BidiComponentMixin
 from streamlit.runtime.app_session import AppSession
 from streamlit.elements.widgets import number_input, radio, selectbox, slider, text_widgets
 from streamlit.runtime.state import session_state as _ss
@@ -146,14 +155,40 @@ def _call_soon_on_event_loop(self: AppSession, callback: Callable[[], None]) -> 
     wakeups.call_soon(callback)
 
 
+_keyed = threading.local()  # set while a keyed component is being added, on the script's thread
+_streamlit_bidi = BidiComponentMixin._bidi_component
+_streamlit_identity = BidiComponentMixin._build_bidi_identity_kwargs
+
+
+def _bidi_component(self, component_name, key=None, *args, **kwargs):
+    _keyed.on = key is not None
+    try:
+        return _streamlit_bidi(self, component_name, key, *args, **kwargs)
+    finally:
+        _keyed.on = False
+
+
+def _identity_kwargs(self, **kwargs) -> dict[str, Any]:
+    if getattr(_keyed, "on", False):  # the key alone is the identity: what else goes in is ignored
+        return {name: kwargs.get(name) for name in ("component_name", "isolate_styles", "width", "height",
+                                                      "default")}
+    return _streamlit_identity(self, **kwargs)
+
+
 def install() -> None:
-    """Point the widget modules at the one-key view, and sessions at one wake-up per batch
-    (idempotent)."""
+    """Point the widget modules at the one-key view, sessions at one wake-up per batch, keyed
+    components at their key (idempotent)."""
     for module in WIDGET_MODULES:
         module.get_session_state = _widget_state
     AppSession._call_soon_on_event_loop = _call_soon_on_event_loop
+    BidiComponentMixin._bidi_component = _bidi_component
+    BidiComponentMixin._build_bidi_identity_kwargs = _identity_kwargs
+    streamlit._bidi_component = types.MethodType(_bidi_component, streamlit._main)  # what components call
 
 
 def installed() -> bool:
     return (all(module.get_session_state is _widget_state for module in WIDGET_MODULES)
-            and AppSession._call_soon_on_event_loop is _call_soon_on_event_loop)
+            and AppSession._call_soon_on_event_loop is _call_soon_on_event_loop
+            and BidiComponentMixin._bidi_component is _bidi_component
+            and BidiComponentMixin._build_bidi_identity_kwargs is _identity_kwargs
+            and streamlit._bidi_component.__func__ is _bidi_component)
