@@ -180,3 +180,20 @@ def _element_ids(at) -> list[str]:
     """The ids of the probe components, in page order."""
     return [node.proto.id for node in at._tree.main.children.values()
             if getattr(node, "type", None) == "bidi_component" and node.proto.component_name.endswith("itt_identity_probe")]
+
+
+def test_a_functions_parameters_are_worked_out_once_and_the_same():
+    import inspect
+
+    from streamlit import type_util
+
+    speed.install()
+
+    def f(a, b=2, *rest, c, **more):
+        return a
+
+    first = type_util.get_func_parameters(f)
+    assert first == list(inspect.signature(f).parameters.values())
+    first.clear()  # a caller changing its list changes nobody else's
+    assert [p.name for p in type_util.get_func_parameters(f)] == ["a", "b", "rest", "c", "more"]
+    assert speed._parameters.cache_info().hits >= 1

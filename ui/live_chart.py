@@ -37,12 +37,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import plotly.graph_objects as go
 import plotly.io
 import streamlit as st
 
 from ui.core import t
 from ui.export import chart_name, modebar_config
-from ui.figures import PALETTE, localized
+from ui.figures import PALETTE, Spec, localized
 
 PLOTLY_FILE = Path(__file__).resolve().parent.parent / "static" / "vendor" / "plotly.min.js"
 PLOTLY_URL = "/app/static/vendor/plotly.min.js"  # where Streamlit serves static/ (as bertviz's scripts)
@@ -127,9 +128,17 @@ def available() -> bool:
     return PLOTLY_FILE.is_file() and PLOTLY_FILE.stat().st_size > 0
 
 
+def as_spec(figure) -> dict:
+    """A figure's plotly JSON as a dict, to read only: a Figure's own parts, not `to_dict()`'s deep
+    copy of them (a tenth of a lesson's first run on the server); a Spec's or a dict's as they are."""
+    if isinstance(figure, Spec) or not isinstance(figure, go.Figure):
+        return figure.to_dict() if hasattr(figure, "to_dict") else dict(figure)
+    return figure.to_plotly_json()
+
+
 def spec_json(figure) -> str:
     """The figure's plotly JSON with the course's template (numpy arrays as typed arrays)."""
-    spec = localized(figure.to_dict() if hasattr(figure, "to_dict") else dict(figure), t("plot.separators"))
+    spec = localized(as_spec(figure), t("plot.separators"))
     layout = dict(spec.get("layout", {}), template=TEMPLATE)
     layout.setdefault("autosize", True)
     return plotly.io.to_json(dict(spec, layout=layout), validate=False)
@@ -140,7 +149,7 @@ def live_chart(figure, key: str, where=None) -> None:
     if not available():
         (where or st).plotly_chart(figure, key=key)  # named there too (ui.export)
         return
-    spec = figure.to_dict() if hasattr(figure, "to_dict") else dict(figure)
+    spec = as_spec(figure)
     data = {"spec": spec_json(spec), "config": modebar_config(key), "src": PLOTLY_URL, "name": chart_name(spec, key),
             "height": spec.get("layout", {}).get("height") or 450}  # plotly's default height
     if where is None:

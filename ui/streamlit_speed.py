@@ -26,12 +26,17 @@ every run, then Streamlit ignores that hash whenever the component has a key (`k
 Every component of the course has a key; `install()` skips the dump and hash for keyed ones (a
 quarter of a live chart's cost on the server: its figure, JSON-encoded and hashed once more).
 
+**A cached function's signature.** Every call of an `st.cache_data`/`st.cache_resource` function
+works out the function's signature anew (`type_util.get_func_parameters`: `inspect.signature`) to
+name its arguments in the cache key; `install()` keeps each function's parameters once.
+
 Deliberately left out: any other use of `filtered_state` (`st.session_state.to_dict()`, iteration),
 which keeps Streamlit's own dict; and sending (the loop still sends each message as before).
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import types
 from collections import deque
@@ -39,6 +44,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import streamlit
+from streamlit import type_util
 from streamlit.components.v2.bidi_component.main import BidiComponentMixin
 from streamlit.runtime.app_session import AppSession
 from streamlit.elements.widgets import number_input, radio, selectbox, slider, text_widgets
@@ -175,6 +181,22 @@ def _identity_kwargs(self, **kwargs) -> dict[str, Any]:
     return _streamlit_identity(self, **kwargs)
 
 
+_streamlit_parameters = type_util.get_func_parameters
+
+
+@functools.lru_cache(maxsize=4096)
+def _parameters(func) -> tuple:
+    return tuple(_streamlit_parameters(func))
+
+
+def _func_parameters(func) -> list:
+    """The parameters of func's signature, worked out once per function (a new list each call)."""
+    try:
+        return list(_parameters(func))
+    except TypeError:  # an unhashable callable: as Streamlit does
+        return _streamlit_parameters(func)
+
+
 def install() -> None:
     """Point the widget modules at the one-key view, sessions at one wake-up per batch, keyed
     components at their key (idempotent)."""
@@ -184,6 +206,7 @@ def install() -> None:
     BidiComponentMixin._bidi_component = _bidi_component
     BidiComponentMixin._build_bidi_identity_kwargs = _identity_kwargs
     streamlit._bidi_component = types.MethodType(_bidi_component, streamlit._main)  # what components call
+    type_util.get_func_parameters = _func_parameters
 
 
 def installed() -> bool:
@@ -191,4 +214,5 @@ def installed() -> bool:
             and AppSession._call_soon_on_event_loop is _call_soon_on_event_loop
             and BidiComponentMixin._bidi_component is _bidi_component
             and BidiComponentMixin._build_bidi_identity_kwargs is _identity_kwargs
-            and streamlit._bidi_component.__func__ is _bidi_component)
+            and streamlit._bidi_component.__func__ is _bidi_component
+            and type_util.get_func_parameters is _func_parameters)
