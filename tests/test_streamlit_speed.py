@@ -197,3 +197,28 @@ def test_a_functions_parameters_are_worked_out_once_and_the_same():
     first.clear()  # a caller changing its list changes nobody else's
     assert [p.name for p in type_util.get_func_parameters(f)] == ["a", "b", "rest", "c", "more"]
     assert speed._parameters.cache_info().hits >= 1
+
+
+def test_a_fragment_defined_anew_on_every_run_keeps_its_signature():
+    import inspect
+
+    from streamlit.runtime import fragment
+
+    speed.install()
+    made = []
+    for default in (1, 1, 2):
+        exec("def section(a, b=%d, *, c=3):\n    return a" % default, {}, ns := {})  # a page's run
+        made.append(ns["section"])
+    sigs = [fragment.inspect.signature(f) for f in made]
+    assert sigs == [inspect.signature(f) for f in made]
+    assert str(sigs[2]) == "(a, b=2, *, c=3)"  # other defaults, another signature
+    assert fragment.inspect.signature(len) == inspect.signature(len)  # not a plain function: as inspect says
+    assert fragment.inspect.getmodule is inspect.getmodule
+    # The same page body run twice: one signature worked out, the second run's function gets it.
+    body = compile("def section(x, y=0):\n    return x", "<page>", "exec")
+    runs = []
+    for _ in range(2):
+        exec(body, {}, ns := {})
+        runs.append(ns["section"])
+    assert runs[0] is not runs[1]
+    assert fragment.inspect.signature(runs[0]) is fragment.inspect.signature(runs[1])

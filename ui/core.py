@@ -7,6 +7,7 @@ lesson's widgets. Only UI choices live in session state; models and captures liv
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from lib import i18n
 from lib.capture import DEFAULT_MAX_TOKENS, Capture, max_tokens_for
@@ -20,10 +21,28 @@ MAX_CHARS = 50_000  # the text box accepts this much; the capture cuts at DEFAUL
 
 
 def lang() -> str:
-    """The course language: session state, else `?lang=`, else the browser's locale."""
+    """The course language: session state, else `?lang=`, else the browser's locale.
+
+    Read once per run (every label asks: a session-state look-up each was 6 % of a run), kept on
+    the run's context; `set_lang` changes it, for the rest of the run too."""
+    ctx = get_script_run_ctx()
+    memo = getattr(ctx, "_itt_lang", None)
+    if memo is not None and memo[0] is ctx.cursors:  # `cursors` is a new dict at every run's start
+        return memo[1]
     if "app.lang" not in st.session_state:
         st.session_state["app.lang"] = i18n.choose_language(st.query_params.get("lang"), st.context.locale)
-    return st.session_state["app.lang"]
+    value = st.session_state["app.lang"]
+    if ctx is not None:
+        ctx._itt_lang = (ctx.cursors, value)
+    return value
+
+
+def set_lang(value: str) -> None:
+    """Switch the course's language (the sidebar's switch)."""
+    st.session_state["app.lang"] = value
+    ctx = get_script_run_ctx()
+    if ctx is not None:
+        ctx._itt_lang = None
 
 
 def features() -> frozenset[str] | None:

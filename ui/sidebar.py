@@ -12,7 +12,7 @@ from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS, is_embedded, terms_path
 from lib.progress_code import MAX_KEPT_TEXT
 from lib.quiz import course_progress, load_bank
 from ui import nav, page_lang
-from ui.core import MAX_CHARS, display_name, lang, model_name, num, t
+from ui.core import MAX_CHARS, display_name, lang, model_name, num, set_lang, t
 
 
 def _request_typed() -> None:
@@ -50,7 +50,7 @@ def render() -> None:
                                       format_func=lambda x: {"it": "🇮🇹 Italiano", "en": "🇬🇧 English"}[x],
                                       default=current, key="app.lang_switch")
         if choice and choice != current:
-            st.session_state["app.lang"] = choice
+            set_lang(choice)
             st.query_params["lang"] = choice
             st.rerun()
         if st.query_params.get("lang") != current:

@@ -30,6 +30,10 @@ quarter of a live chart's cost on the server: its figure, JSON-encoded and hashe
 works out the function's signature anew (`type_util.get_func_parameters`: `inspect.signature`) to
 name its arguments in the cache key; `install()` keeps each function's parameters once.
 
+**A fragment's signature.** A page defines its sections (`@st.fragment`) each time it runs, and
+the decorator copies each function's signature onto its wrapper (`inspect.signature`: 4 % of a
+new text's run); `install()` works it out once per function body and defaults.
+
 Deliberately left out: any other use of `filtered_state` (`st.session_state.to_dict()`, iteration),
 which keeps Streamlit's own dict; and sending (the loop still sends each message as before).
 """
@@ -37,6 +41,7 @@ which keeps Streamlit's own dict; and sending (the loop still sends each message
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 import types
 from collections import deque
@@ -46,6 +51,7 @@ from typing import Any
 import streamlit
 from streamlit import type_util
 from streamlit.components.v2.bidi_component.main import BidiComponentMixin
+from streamlit.runtime import fragment as fragment_module
 from streamlit.runtime.app_session import AppSession
 from streamlit.elements.widgets import number_input, radio, selectbox, slider, text_widgets
 from streamlit.runtime.state import session_state as _ss
@@ -197,6 +203,33 @@ def _func_parameters(func) -> list:
         return _streamlit_parameters(func)
 
 
+_signatures: dict[tuple, inspect.Signature] = {}  # (body, defaults, keyword defaults) -> signature
+MAX_SIGNATURES = 4096  # page scripts compiled anew (a new body each time) stop being remembered past this
+
+
+class _FragmentInspect:
+    """`inspect` as the fragment module sees it: `signature` kept per function body and defaults."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(inspect, name)
+
+    @staticmethod
+    def signature(func, **kwargs) -> inspect.Signature:
+        try:
+            key = (func.__code__, func.__defaults__, tuple(sorted((func.__kwdefaults__ or {}).items())))
+            known = _signatures.get(key)
+        except (AttributeError, TypeError):  # not a plain function, or unhashable defaults
+            return inspect.signature(func, **kwargs)
+        if known is None:
+            known = inspect.signature(func, **kwargs)
+            if len(_signatures) < MAX_SIGNATURES:
+                _signatures[key] = known
+        return known
+
+
+_FRAGMENT_INSPECT = _FragmentInspect()
+
+
 def install() -> None:
     """Point the widget modules at the one-key view, sessions at one wake-up per batch, keyed
     components at their key (idempotent)."""
@@ -207,6 +240,7 @@ def install() -> None:
     BidiComponentMixin._build_bidi_identity_kwargs = _identity_kwargs
     streamlit._bidi_component = types.MethodType(_bidi_component, streamlit._main)  # what components call
     type_util.get_func_parameters = _func_parameters
+    fragment_module.inspect = _FRAGMENT_INSPECT
 
 
 def installed() -> bool:
@@ -215,4 +249,5 @@ def installed() -> bool:
             and BidiComponentMixin._bidi_component is _bidi_component
             and BidiComponentMixin._build_bidi_identity_kwargs is _identity_kwargs
             and streamlit._bidi_component.__func__ is _bidi_component
-            and type_util.get_func_parameters is _func_parameters)
+            and type_util.get_func_parameters is _func_parameters
+            and fragment_module.inspect is _FRAGMENT_INSPECT)
