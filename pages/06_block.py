@@ -87,8 +87,7 @@ if cap is not None:
     collapse()
 lesson.show(text, "activations")
 own = view.own_activation(lm)
-curves = {k: t(f"block.act.{k}") for k in blk.ACTIVATIONS} | {"own": t("block.act.own"), "y": t("block.act.y")}
-live_chart(view.curves_figure(blk.activation_curves(), own, curves), key="block.curves")
+live_chart(view.curves_spec(own, core.lang()), key="block.curves")
 
 st.header(t("block.mlp.header"))
 lesson.show(text, "swiglu" if view.is_gated(lm) else "gelu_mlp", act=t(f"block.act.{own}"))

@@ -53,7 +53,7 @@ lesson.show(text, "filters", vocab=num(info.vocab_size))
 def distribution() -> None:
     """The filters, the draw and the chart: their widgets rerun this section alone."""
     temperature, top_k, top_p = view.controls(info.vocab_size)
-    steps = filter_steps(cap.logits_at(cap.n_tokens - 1), temperature, top_k, top_p)  # the capture's last row only
+    steps = filter_steps(cap.last_logits(), temperature, top_k, top_p)  # the capture's last row only, kept
     c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
     with c1:
         seed = view.seed_widget()

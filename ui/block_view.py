@@ -221,14 +221,21 @@ def diagram_figure(steps: list[blk.Step], labels: dict[str, str]) -> go.Figure:
     return fig
 
 
-def render_diagram(lm: LoadedModel, n_tokens: int) -> None:
-    info = lm.info
-    steps = blk.block_steps(lm, n_tokens)
+@st.cache_resource(max_entries=32, show_spinner=False)
+def diagram_spec(_lm: LoadedModel, model_key: str, n_tokens: int, lang: str) -> dict:
+    """The diagram's plotly JSON, built once per model, text length and language (its dozens of
+    shapes and labels, built through plotly's object model, were a third of the lesson's first run)."""
+    info = _lm.info
     labels = {"norm": t(f"arch.{info.norm}"), "attention": t("block.diagram.attention"),
               "mlp": t("block.diagram.mlp", act=t(f"arch.{info.activation}")), "add": t("block.diagram.add"),
               "in": t("block.diagram.in"), "out": t("block.diagram.out", layers=num(info.n_layers)),
               "residual": t("block.diagram.residual")}
-    live_chart(diagram_figure(steps, labels), key="block.diagram")
+    return diagram_figure(blk.block_steps(_lm, n_tokens), labels).to_dict()
+
+
+def render_diagram(lm: LoadedModel, n_tokens: int) -> None:
+    steps = blk.block_steps(lm, n_tokens)
+    live_chart(diagram_spec(lm, repr(lm.info), n_tokens, core_lang()), key="block.diagram")
     with st.expander(t("block.path.title")):
         st.dataframe(pd.DataFrame({
             t("block.path.step"): [t(f"block.step.{s.kind}") for s in steps],
@@ -349,6 +356,13 @@ def render_contributions(cap: Capture, c: blk.Contributions) -> None:
 
 
 # --------------------------------------------------------------------------- non-linearity and SwiGLU
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def curves_spec(own: str, lang: str) -> dict:
+    """The activation curves' plotly JSON, built once per activation and language."""
+    labels = {k: t(f"block.act.{k}") for k in blk.ACTIVATIONS} | {"own": t("block.act.own"), "y": t("block.act.y")}
+    return curves_figure(blk.activation_curves(), own, labels).to_dict()
 
 
 def curves_figure(curves: dict[str, np.ndarray], own: str, labels: dict[str, str]) -> go.Figure:

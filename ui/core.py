@@ -6,6 +6,7 @@ lesson's widgets. Only UI choices live in session state; models and captures liv
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
@@ -214,6 +215,11 @@ class CaptureRef:
     def resolve(self) -> Capture:
         return get_capture(*self._ref)
 
+    def last_logits(self) -> np.ndarray:
+        """[V] the logits at the text's last position, read-only, kept per capture key: computing
+        them reads the whole unembedding (113 MB for SmolLM2), a third of a sampling slider's move."""
+        return _last_logits(*self._ref)
+
     def __getattr__(self, name: str):
         return getattr(get_capture(*self._ref), name)
 
@@ -230,6 +236,14 @@ def cut(cap) -> int:
     """The token limit of the page's capture, for caches keyed like it (model, text, cut): a view
     that recomputes from the capture must ask for the same one (Gemma reads 1,024 tokens, not 512)."""
     return cap.cut if isinstance(cap, CaptureRef) else max_tokens_for(model())
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)  # 196 KB each for SmolLM2
+def _last_logits(model: str, text: str, max_tokens: int) -> np.ndarray:
+    cap = get_capture(model, text, max_tokens)
+    out = np.array(cap.logits_at(cap.n_tokens - 1), copy=True)
+    out.flags.writeable = False  # shared by every session with this text
+    return out
 
 
 def capture(max_tokens: int | None = None) -> CaptureRef | None:
