@@ -518,7 +518,7 @@ def gqa_section(info, cap: Capture | None, config: dict, live_name: str, mark: s
     values: it runs when the learner reaches it (`mark`: the page's inputs, ui.follow)."""
     lang = core.lang()
     left, right = st.columns([2, 3])
-    live_chart(Spec(gqa_spec(info.n_heads, info.n_kv_heads, lang)), key="attention.gqa_chart", where=left)
+    live_chart(gqa_spec(info.n_heads, info.n_kv_heads, lang), key="attention.gqa_chart", where=left)
     with right:
         if info.n_kv_heads == info.n_heads:
             st.info(t("attention.gqa.none"))
@@ -566,7 +566,7 @@ def kv_table(live_name: str, config: dict, lang: str) -> pd.DataFrame:
 
 def mask_kinds() -> None:
     """The three kinds of mask (the same for every text and head: drawn outside the head's fragment)."""
-    live_chart(Spec(mask_spec(core.lang())), key="attention.mask_chart")
+    live_chart(mask_spec(core.lang()), key="attention.mask_chart")
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -624,9 +624,9 @@ def cost_section(info, n_tokens: int | None, live_name: str) -> None:
     n_local = sum(x == "sliding_attention" for x in info.layer_types)
     win = dict(window=info.sliding_window, n_local=n_local)
     left, right = st.columns(2)
-    live_chart(Spec(cost_spec(live_name, width, info.n_layers, n_tokens, lang, info.sliding_window, n_local,
-                              info.context_length)), key="attention.cost_chart", where=left)
-    live_chart(Spec(memory_spec(info.d_head, lang)), key="attention.memory_chart", where=right)
+    live_chart(cost_spec(live_name, width, info.n_layers, n_tokens, lang, info.sliding_window, n_local,
+                         info.context_length), key="attention.cost_chart", where=left)
+    live_chart(memory_spec(info.d_head, lang), key="attention.memory_chart", where=right)
     if n_tokens:
         st.markdown(t("attention.cost.yours_text", n=num(n_tokens),
                       flops=num(att.attention_flops(n_tokens, width, info.n_layers, **win) / 1e6, 1),

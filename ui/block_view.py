@@ -27,7 +27,7 @@ from lib.reference import REFERENCE_MODELS
 from lib.tokens import readable_tokens
 from ui.cache import get_capture, get_model
 from ui.core import lang as core_lang, num, t
-from ui.figures import PALETTE, Spec, colorscale, quick, subplot_layout, vline, wrap
+from ui.figures import PALETTE, colorscale, quick, subplot_layout, vline, wrap
 from ui.chart_table import as_table
 from ui.live_chart import live_chart
 
@@ -504,7 +504,7 @@ def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_t
     lens = get_lens(model_name, text, max_tokens)
     if cap.n_tokens > len(lens.positions):
         st.caption(t("block.lens.window", n=num(len(lens.positions)), total=num(cap.n_tokens)))
-    live_chart(Spec(lens_heatmap_spec(model_name, text, max_tokens, core_lang())), key="block.lens_heatmap")
+    live_chart(lens_heatmap_spec(model_name, text, max_tokens, core_lang()), key="block.lens_heatmap")
     render_lens_reading(lm, cap, model_name, text, max_tokens)
     lens_check(cap, lens, lm.info.n_layers)
 
