@@ -27,6 +27,23 @@ def test_spec_is_the_figures_json_with_the_course_template():
     assert json.dumps(shared, default=str) == before
 
 
+def test_a_figure_is_read_as_plotlys_own_dict_without_changing_it():
+    """as_spec: the same JSON as Figure.to_dict() (typed arrays included), the figure untouched."""
+    import plotly.io
+
+    from ui import live_chart
+
+    z = np.arange(12, dtype=np.float64).reshape(3, 4)
+    fig = go.Figure(go.Heatmap(z=z, text=[["a", "b", "c", "d"]] * 3, customdata=z.astype(np.int32)),
+                    layout=dict(title=dict(text="t"), annotations=[dict(text="n", x=1, y=2)],
+                                shapes=[dict(type="line", x0=0, x1=1, y0=0, y1=1)]))
+    fig.add_trace(go.Scatter(x=np.arange(4), y=[1, 2, 3, 4], marker=dict(color=np.arange(4.0)), name="s"))
+    ours = plotly.io.to_json(live_chart.as_spec(fig), validate=False)
+    assert ours == plotly.io.to_json(fig.to_dict(), validate=False)
+    assert '"bdata"' in ours  # numpy arrays as plotly's typed arrays, as to_dict writes them
+    assert isinstance(fig.data[0].z, np.ndarray) and isinstance(fig.data[1].marker.color, np.ndarray)
+
+
 def test_the_vendored_plotly_is_served_from_static():
     from ui import live_chart
 
