@@ -222,3 +222,14 @@ def test_a_fragment_defined_anew_on_every_run_keeps_its_signature():
         runs.append(ns["section"])
     assert runs[0] is not runs[1]
     assert fragment.inspect.signature(runs[0]) is fragment.inspect.signature(runs[1])
+
+
+def test_the_replaced_functions_are_those_of_the_streamlit_pinned():
+    """The replacements copy Streamlit 1.67's own behaviour: a new Streamlit must be checked first."""
+    import re
+    from pathlib import Path
+
+    import streamlit
+
+    pinned = re.search(r"^streamlit==(\S+)$", (Path(__file__).parents[1] / "requirements.txt").read_text(), re.M)
+    assert pinned and streamlit.__version__ == pinned.group(1) == "1.67.0"

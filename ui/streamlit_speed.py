@@ -1,7 +1,11 @@
-"""Two costs Streamlit 1.67 pays per element of a run, cut without changing what is sent.
+"""Costs Streamlit 1.67 pays on every element of every run, cut without changing what is sent.
 
-**The widgets' look-up of their own key.** Every radio, selectbox, slider, number input, text input and text area asks Streamlit 1.67's
-`get_session_state().filtered_state` whether its key holds None (`key in state and state[key] is
+Each was found by py-spy on the server under the load driver (docs/server-cpu.md); each replaces
+one function of Streamlit's, installed once by app.py, and is tested to answer as the original does.
+Streamlit is pinned in requirements.txt: a new version must be checked against this file.
+
+**The widgets' look-up of their own key.** Every radio, selectbox, slider, number input, text
+input and text area asks `get_session_state().filtered_state` whether its key holds None (`key in state and state[key] is
 None`). That property builds a dict of the *whole* session state on each call, running every
 custom component's presenter on the way, so a page of N such widgets pays N × (every key). On the
 attention lesson it was 6 % of a new text's server CPU (py-spy, docs/server-cpu.md).
