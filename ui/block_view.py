@@ -20,7 +20,7 @@ import streamlit as st
 from lib import block as blk
 from lib.arithmetic import dims
 from lib.background import Jobs
-from lib.capture import DEFAULT_MAX_TOKENS, Capture
+from lib.capture import DEFAULT_MAX_TOKENS, Capture, head_logits
 from lib.logit_lens import Lens, lens_positions, logit_lens
 from lib.models import LoadedModel
 from lib.reference import REFERENCE_MODELS
@@ -52,16 +52,26 @@ LENSES = Jobs(keep=128)
 
 
 def _lens_job(model_name: str, text: str, max_tokens: int, window: int):
-    """The lens's computation, holding only the rows it reads (not the whole capture)."""
+    """The lens's computation and its live check, holding only the rows they read (not the whole
+    capture): (the lens, the check's largest gap)."""
     lm, cap = get_model(model_name), get_capture(model_name, text, max_tokens)
     pos = lens_positions(cap.n_tokens, window)
     rows = np.ascontiguousarray(cap.resid[:, pos])
-    return lambda: dataclasses.replace(logit_lens(lm, rows, k=LENS_TOP_K), positions=pos)
+
+    def work() -> tuple[Lens, float]:
+        lens = dataclasses.replace(logit_lens(lm, rows, k=LENS_TOP_K), positions=pos)
+        # The model's own last step at these positions (Capture.logits_at), worked out apart from the lens.
+        return lens, lens_check_diff(lens, head_logits(lm, rows[-1]), lm.info.n_layers)
+    return work
+
+
+def _lens_and_check(model_name: str, text: str, max_tokens: int, window: int) -> tuple[Lens, float]:
+    key = (model_name, text, max_tokens, window)
+    return LENSES.get(key, lambda: _lens_job(model_name, text, max_tokens, window))
 
 
 def get_lens(model_name: str, text: str, max_tokens: int = DEFAULT_MAX_TOKENS, window: int = LENS_WINDOW) -> Lens:
-    key = (model_name, text, max_tokens, window)
-    return LENSES.get(key, lambda: _lens_job(model_name, text, max_tokens, window))
+    return _lens_and_check(model_name, text, max_tokens, window)[0]
 
 
 def prefetch_lens(model_name: str, text: str, max_tokens: int = DEFAULT_MAX_TOKENS, window: int = LENS_WINDOW) -> None:
@@ -506,7 +516,7 @@ def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_t
         st.caption(t("block.lens.window", n=num(len(lens.positions)), total=num(cap.n_tokens)))
     live_chart(lens_heatmap_spec(model_name, text, max_tokens, core_lang()), key="block.lens_heatmap")
     render_lens_reading(lm, cap, model_name, text, max_tokens)
-    lens_check(cap, lens, lm.info.n_layers)
+    st.success(t("block.lens.check", diff=sci(_lens_and_check(model_name, text, max_tokens, LENS_WINDOW)[1])))
 
 
 @st.fragment
@@ -549,11 +559,12 @@ def render_lens_position(cap: Capture, model_name: str, text: str, max_tokens: i
     st.caption(t("block.lens.first_on_top", layer=num(int(lens.first_layer_on_top()[i])), final=md(finals[i])))
 
 
-def lens_check(cap: Capture, lens: Lens, n_layers: int) -> None:
-    """The oracle, live: at the last layer the lens must be the model itself."""
-    pos = [int(x) for x in lens.positions]
-    logits = np.asarray(cap.logits_at(pos), dtype=np.float64)  # only the lens's positions
+def lens_check_diff(lens: Lens, logits: np.ndarray, n_layers: int) -> float:
+    """The oracle, live: at the last layer the lens must be the model itself. The largest gap
+    between the lens's top probabilities there and the model's own from `logits` [P, V] (its last
+    step at the lens's positions)."""
+    logits = np.asarray(logits, dtype=np.float64)
     probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
     probs /= probs.sum(axis=-1, keepdims=True)
     model_top = np.take_along_axis(probs, lens.top_ids[n_layers], axis=-1)
-    st.success(t("block.lens.check", diff=sci(float(np.abs(model_top - lens.top_probs[n_layers]).max()))))
+    return float(np.abs(model_top - lens.top_probs[n_layers]).max())
