@@ -29,7 +29,7 @@ from ui.cache import get_capture, get_model
 from ui.core import lang as core_lang, num, t
 from ui.figures import PALETTE, colorscale, quick, subplot_layout, vline, wrap
 from ui.chart_table import as_table
-from ui.live_chart import live_chart
+from ui.live_chart import as_spec, live_chart
 
 LENS_WINDOW = 24  # positions the lens reads (the end of the text): 31 × 24 × 49152 logits
 LENS_TOP_K = 5
@@ -505,7 +505,7 @@ def lens_heatmap_spec(model_name: str, text: str, max_tokens: int, lang: str) ->
              for l in range(lens.n_layers + 1)]
     labels = {"hover": t("block.lens.hover"), "color": t("block.lens.color"), "x": t("block.resid.x"),
               "y": t("block.resid.y"), "title": t("block.lens.title")}
-    return lens_heatmap(lens, words, [cap.tokens[int(i)] for i in lens.positions], labels).to_dict()
+    return as_spec(lens_heatmap(lens, words, [cap.tokens[int(i)] for i in lens.positions], labels))
 
 
 def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_tokens: int) -> None:
