@@ -61,6 +61,12 @@ from render import healthy  # noqa: E402  (deploy/nginx/render.py: the one healt
 from tests.stclient import Learner, StreamlitProtocolError, heatmap_tokens  # noqa: E402
 
 GOAL_P95_S = 2.0
+GOAL_P95_BY_ACTION_S = {"text": 3.0}  # a new text runs the model's forward pass: 3 s
+
+
+def goal_p95(action: str) -> float:
+    """The p95 wait a class may see for `action`. Example: goal_p95("text") -> 3.0"""
+    return GOAL_P95_BY_ACTION_S.get(action, GOAL_P95_S)
 LESSONS = [  # (url path, slider key, a value the slider goes to, the section it sits in if not on the first screen)
     ("attention", "attention.head", 3, None),
     ("block", "block.lens_layer", 12, "block.lens_box"),
@@ -456,22 +462,24 @@ def main() -> int:
                     forward_ms = forward_pass_ms(learner_text("cat", 0))
                 cpu_rows += cpu_table(out, meter.stop(), k, elapsed, forward_ms)
             mem = servers.memory_mb() if servers.pids else (float("nan"), float("nan"))
-            worst = 0.0
+            worst, missed = 0.0, []
             for action in ACTIONS:
                 w = out.waits.get(action, [])
                 if not w:
                     continue
                 p95 = percentile(w, 0.95)
                 worst = max(worst, p95)
+                if p95 > goal_p95(action):
+                    missed.append(action)
                 rows.append((k, action, len(w), statistics.median(w), p95, max(w)))
-            ok = worst <= GOAL_P95_S and not out.failures
+            ok = not missed and not out.failures
             if ok:
                 held = max(held, k)
             failures += len(out.failures)
             print(f"K={k}: {elapsed:.0f} s, {sum(len(v) for v in out.waits.values())} actions, "
                   f"{out.bytes_in / 1e6:.1f} MB sent to the learners, RSS {mem[0] / 1024:.2f} GB "
                   f"(peak {mem[1] / 1024:.2f} GB), worst p95 {worst:.2f} s -> "
-                  f"{'PASS' if ok else 'MISS'}", flush=True)
+                  f"{'PASS' if ok else 'MISS: ' + ', '.join(missed) if missed else 'MISS: failures'}", flush=True)
             for f in out.failures[:10]:
                 print("   FAIL", f)
             rows.append((k, "_mem", 0, mem[0], mem[1], worst))
@@ -481,7 +489,7 @@ def main() -> int:
     front = f"{args.replicas} replica{'s' if args.replicas > 1 else ''}" + (" behind nginx" if servers.url and (args.replicas > 1 or args.nginx) else "")
     print(f"\n### Load driver: {front}, {os.cpu_count()} cores, lesson flow x{args.lessons}, "
           f"think time {args.think[0]:g}-{args.think[1]:g} s, "
-          f"goal p95 <= {GOAL_P95_S:.0f} s per action\n")
+          f"goal p95 <= {GOAL_P95_S:.0f} s per action (a new text {goal_p95('text'):.0f} s)\n")
     print("| learners | action | n | p50 s | p95 s | max s | p95 goal |")
     print("|---:|---|---:|---:|---:|---:|---|")
     for k, action, n, p50, p95, mx in rows:
@@ -489,7 +497,7 @@ def main() -> int:
             print(f"| {k} | server RSS after / peak | | {p50 / 1024:.2f} GB | {p95 / 1024:.2f} GB | | |")
         else:
             print(f"| {k} | {action} | {n} | {p50:.2f} | {p95:.2f} | {mx:.2f} | "
-                  f"{'PASS' if p95 <= GOAL_P95_S else 'MISS'} |")
+                  f"{'PASS' if p95 <= goal_p95(action) else 'MISS'} (<= {goal_p95(action):g} s) |")
     if cpu_rows:
         print("\n### Server CPU per action (all replicas; CPU of each sampling interval shared among the "
               "actions in flight)\n")
@@ -499,7 +507,7 @@ def main() -> int:
         print("| learners | action | n | CPU mean ms | p50 ms | p95 ms | KB sent, mean | goal (1 learner) |")
         print("|---:|---|---:|---:|---:|---:|---:|---|")
         print(*cpu_rows, sep="\n")
-    print(f"\nLearners held with every action's p95 <= {GOAL_P95_S:.0f} s and no failure: "
+    print(f"\nLearners held with every action's p95 within its goal and no failure: "
           f"{held if held else 'fewer than ' + str(min(args.learners))} "
           f"(of K = {', '.join(map(str, args.learners))}). Failures: {failures}.")
     return 1 if failures else 0

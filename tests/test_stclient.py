@@ -66,6 +66,12 @@ def test_percentile_nearest_rank():
     assert p([7.0], 0.95) == 7.0
 
 
+def test_a_new_text_may_take_3_s_every_other_action_2_s():
+    driver = _driver()
+    assert driver.goal_p95("text") == 3.0
+    assert {driver.goal_p95(a) for a in driver.ACTIONS if a != "text"} == {2.0}
+
+
 def test_each_learner_word_is_one_token_of_the_default_model(real):
     """The driver finds a learner's word among the heatmap's tokens: each must be a single token
     (with its leading space) of the built-in model's tokenizer, and all distinct."""
