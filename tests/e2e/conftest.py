@@ -10,6 +10,8 @@ Fixtures
 - `page`: a fresh context and page. Every request to a host other than
   127.0.0.1/localhost is aborted and recorded; a test that attempted any fails,
   listing them (the classroom has no internet: a CDN left anywhere shows here).
+- `italian_walk`: what one walk through every page in Italian, each scrolled to its end at
+  four sizes, found (tests/e2e/walk.py); run once per session for the tests that only read it.
 
 Helpers (every e2e test sends its inputs through these; none sleeps a fixed time)
 - `serve(script, cwd=REPO, port=None)`: context manager, the same server for any script
@@ -199,11 +201,16 @@ def _is_local(url: str) -> bool:
 
 
 @contextlib.contextmanager
-def offline_page(browser, request, **context_options) -> Iterator:
+def offline_page(browser, request, external: list[str] | None = None, **context_options) -> Iterator:
     """A tracked page in a new browser context (`context_options`: viewport, touch...) whose requests
-    outside this machine are aborted and fail the test (see the hook below)."""
-    external: list[str] = []
-    request.node.external_requests = external
+    outside this machine are aborted and fail the test (see the hook below).
+
+    `request` None (a page shared by several tests, see `italian_walk`): the requests are only
+    appended to `external`, and each test reading that page hands the list to the hook itself.
+    """
+    external = [] if external is None else external
+    if request is not None:
+        request.node.external_requests = external
     # No service workers: their fetches would bypass the routing below.
     context = browser.new_context(service_workers="block", **context_options)
 
@@ -228,6 +235,22 @@ def page(browser, request):
     """A page whose requests outside this machine are aborted and fail the test."""
     with offline_page(browser, request, viewport={"width": 1280, "height": 900}) as pg:
         yield pg
+
+
+@pytest.fixture(scope="session")
+def _italian_walk(browser, app_url):
+    from tests.e2e import walk
+
+    return walk.italian(browser, app_url)
+
+
+@pytest.fixture
+def italian_walk(_italian_walk, request):
+    """What one walk through every page in Italian found (tests/e2e/walk.py), for the tests that
+    only read those pages: the first test asking pays for the walk, the others read it. Any request
+    the walk's page tried outside this machine fails each test reading it."""
+    request.node.external_requests = _italian_walk.external
+    return _italian_walk
 
 
 @pytest.hookimpl(wrapper=True)

@@ -9,6 +9,10 @@
   comparing both models loads the second one too. docs/accessibility.md lists the counts.
 - On a phone (390 x 844) and a tablet (768 x 1024) no page scrolls sideways, neither the document
   nor Streamlit's main container, once scrolled to its end: wide content scrolls in its own box.
+
+The Italian axe survey, the charts' names and the sideways check read one shared walk through the
+pages (the `italian_walk` fixture, tests/e2e/walk.py), with test_chart_layout.py: the pages are
+opened and drawn once for all four.
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ import os
 import pytest
 
 from lib import i18n
-from tests.e2e import axe
-from tests.e2e.conftest import APP_TIMEOUT_MS, CHARTS, SERVER_WARM_TIMEOUT_MS, click, goto
+from tests.e2e import axe, walk
+from tests.e2e.conftest import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto
 
 pytestmark = pytest.mark.e2e
 
@@ -40,14 +44,18 @@ def test_document_language_follows_the_course_language(page, app_url):
 
 
 @pytest.mark.parametrize("lang", ["it", "en"])
-def test_every_page_passes_axe_wcag21_aa(page, app_url, lang):
+def test_every_page_passes_axe_wcag21_aa(page, app_url, lang, request):
     if not axe.vendored():
         reason = "static/vendor/axe.min.js is missing: run scripts/vendor_js.sh (needs npm)"
         if os.environ.get("CI") == "true":
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
-    # The first visit of a lesson on this server computes its figures for the text: the warm-up's timeout.
-    found = axe.survey(page, app_url, langs=(lang,), timeout=SERVER_WARM_TIMEOUT_MS)
+    if lang == "it":
+        # The shared Italian walk ran axe on each page at this page's size (1280 x 900), scrolled to its end.
+        found = request.getfixturevalue("italian_walk").axe
+    else:
+        # The first visit of a lesson on this server computes its figures for the text: the warm-up's timeout.
+        found = axe.survey(page, app_url, langs=(lang,), timeout=SERVER_WARM_TIMEOUT_MS)
     assert len(found) == len(axe.pages())
     bad = [f"{visit}: {v['rule']} ({v['impact']}) {n['target']}: {n['summary']}"
            for visit, listed in found.items() for v in listed if v["impact"] in ("critical", "serious")
@@ -58,46 +66,33 @@ def test_every_page_passes_axe_wcag21_aa(page, app_url, lang):
 SIZES = {"phone": (390, 844), "tablet": (768, 1024)}
 
 
-def test_no_page_scrolls_sideways_on_phones_and_tablets(page, app_url):
+def test_no_page_scrolls_sideways_on_phones_and_tablets(italian_walk):
     """Every page of the navigation at both sizes, in Italian (the layout does not depend on the
-    language; the longer Italian words are the harder case)."""
-    page.set_viewport_size({"width": SIZES["phone"][0], "height": SIZES["phone"][1]})
-    goto(page, f"{app_url}/?lang=it")
+    language; the longer Italian words are the harder case), each scrolled to its end at that size
+    in the shared walk."""
+    assert walk.SIZES["phone"] == SIZES["phone"] and walk.SIZES["tablet"] == SIZES["tablet"]
     wide = []
-    for i, path in enumerate(axe.pages()):
-        if i:
-            axe.visit(page, i, SERVER_WARM_TIMEOUT_MS)  # a lesson's first visit on this server computes it
+    for path in axe.pages():
         for name, (width, height) in SIZES.items():
-            page.set_viewport_size({"width": width, "height": height})
-            axe.scroll_to_end(page, SERVER_WARM_TIMEOUT_MS)
-            over = axe.sideways(page)
+            over = italian_walk.sideways[path, name]
             if over["document"] > 0 or over["main"] > 0:
                 wide.append(f"{path or 'numbers'} on a {name} ({width} x {height}): {over}")
-        page.set_viewport_size({"width": SIZES["phone"][0], "height": SIZES["phone"][1]})
     assert not wide, "\n".join(wide)
 
 
 
 @pytest.mark.parametrize("path", ["", "attention"])
-def test_every_chart_has_an_accessible_name(page, app_url, path):
+def test_every_chart_has_an_accessible_name(italian_walk, path):
     """Every chart on the numbers lesson (st.plotly_chart) and on the attention lesson (the overview
     by st.plotly_chart, the live charts by ui.live_chart), scrolled to its end, is a figure a screen
-    reader announces by what it shows, in the course's language."""
-    import re
-
-    from playwright.sync_api import expect
-
-    goto(page, f"{app_url}/{path}?lang=it", timeout=SERVER_WARM_TIMEOUT_MS)
-    axe.scroll_to_end(page, SERVER_WARM_TIMEOUT_MS)
-    charts = page.locator(CHARTS)
-    shown = [charts.nth(i) for i in range(charts.count()) if charts.nth(i).evaluate("e => e.checkVisibility()")]
-    assert len(shown) >= 2
+    reader announces by what it shows, in the course's language. (Read at 1280 x 900 in the shared
+    walk: Playwright's computed role "figure" and an accessible name of a word or more, per chart.)"""
+    assert path in walk.NAMED
+    found = italian_walk.names[path]
+    names = found["names"]
+    assert len(names) >= 2
+    assert not found["problems"], "\n".join(found["problems"])
     axes = i18n.ui("it")["chart.axes"].split("{")[0]
-    names = []
-    for chart in shown:
-        expect(chart).to_have_role("figure")
-        expect(chart).to_have_accessible_name(re.compile(r"\w{4,}"))
-        names.append(chart.get_attribute("aria-label"))
     assert any(axes in n for n in names), names  # in Italian
     assert i18n.ui("it")["chart.unnamed"] not in names
 

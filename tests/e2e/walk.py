@@ -1,0 +1,96 @@
+"""One walk through every page of the navigation in Italian, shared by the browser tests that only read it.
+
+Four tests each went through every page in Italian from the sidebar's links, scrolled to its end,
+only to read what was drawn: axe's WCAG rules at 1280 x 900 (test_accessibility.py), the charts'
+accessible names on lesson 1 and the attention lesson (test_accessibility.py), no sideways scroll
+on a phone and a tablet (test_accessibility.py) and no chart text overlapping or overflowing on a
+laptop and a phone (test_chart_layout.py). Opening a page costs Chromium 6-10 s of drawing, so
+they now share one walk: one session, one visit per page, and at each page every size in turn,
+each scrolled to its end at that size (every chart drawn on approach drawn), measured there.
+
+- `italian(browser, app_url) -> Walk`: the walk, as plain data (see `Walk`). The `italian_walk`
+  fixture (tests/e2e/conftest.py) runs it once per session, when the first test asks.
+
+The order at each page: 1280 x 900 (axe, the charts' names), then 1400 x 900, 390 x 844 and
+768 x 1024; back to 1280 x 900 before the next page's link. Nothing is clicked but the sidebar's
+links and nothing is typed: the page is only read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lib import i18n
+from tests.e2e import axe, chart_boxes
+from tests.e2e.conftest import CHARTS, SERVER_WARM_TIMEOUT_MS, goto, offline_page
+
+SIZES = {"desktop": (1280, 900), "laptop": (1400, 900), "phone": (390, 844), "tablet": (768, 1024)}
+NAMED = ("", "attention")  # the pages whose charts' accessible names are read
+
+
+@dataclass
+class Walk:
+    """What the walk found, by page path ("" is lesson 1) and size name (see `SIZES`).
+
+    - `axe`: axe's WCAG 2.1 A/AA violations at 1280 x 900, keyed "it/<page id>" as axe.survey keys
+      them; empty when static/vendor/axe.min.js is missing.
+    - `charts[(path, size)]`: the charts drawn; `clashes[(path, size)]`: chart_boxes.clashes.
+    - `sideways[(path, size)]`: axe.sideways (px the document and the main container scroll sideways).
+    - `names[path]` (for `NAMED`): the visible charts' aria-labels at 1280 x 900, and the role or
+      accessible-name checks that failed (Playwright's own computed role and name).
+    - `external`: requests the page tried outside this machine (all aborted).
+    """
+
+    external: list[str] = field(default_factory=list)
+    axe: dict[str, list[dict]] = field(default_factory=dict)
+    charts: dict[tuple[str, str], int] = field(default_factory=dict)
+    clashes: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    sideways: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
+    names: dict[str, dict] = field(default_factory=dict)
+
+
+def _chart_names(page) -> dict:
+    """Every visible chart: a figure with an accessible name of a word or more (its aria-label kept)."""
+    import re
+
+    from playwright.sync_api import expect
+
+    charts = page.locator(CHARTS)
+    shown = [charts.nth(i) for i in range(charts.count()) if charts.nth(i).evaluate("e => e.checkVisibility()")]
+    names, problems = [], []
+    for chart in shown:
+        try:
+            expect(chart).to_have_role("figure")
+            expect(chart).to_have_accessible_name(re.compile(r"\w{4,}"))
+        except AssertionError as e:
+            problems.append(str(e))
+        names.append(chart.get_attribute("aria-label"))
+    return {"names": names, "problems": problems}
+
+
+def italian(browser, app_url: str, timeout: int = SERVER_WARM_TIMEOUT_MS) -> Walk:
+    """Walk every page in Italian once (see the module's docstring); a lesson's first visit on this
+    server computes it, hence the warm-up's timeout."""
+    walk = Walk()
+    with_axe = axe.vendored()
+    width, height = SIZES["desktop"]
+    with offline_page(browser, None, external=walk.external, viewport={"width": width, "height": height}) as page:
+        goto(page, f"{app_url}/?lang=it", i18n.ui("it")["lesson.numbers.title"], timeout=timeout)
+        for i, path in enumerate(axe.pages()):
+            if i:
+                page.set_viewport_size({"width": width, "height": height})
+                axe.visit(page, i, timeout)
+            for name, (w, h) in SIZES.items():
+                page.set_viewport_size({"width": w, "height": h})
+                axe.scroll_to_end(page, timeout)
+                # plotly redraws a chart whose box changed width on the next animation frame
+                page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+                if name == "desktop":
+                    if with_axe:
+                        walk.axe[f"it/{path or axe.nav_first()}"] = axe.violations(page)
+                    if path in NAMED:
+                        walk.names[path] = _chart_names(page)
+                walk.charts[path, name] = chart_boxes.chart_count(page)
+                walk.clashes[path, name] = chart_boxes.clashes(page)
+                walk.sideways[path, name] = axe.sideways(page)
+    return walk
