@@ -12,9 +12,7 @@ on it changes.
 
 `Jobs` adds what a class needs on top: results kept per key, each computed once, started ahead
 of time (`prefetch`: when a learner opens the lesson, so the CPU a class leaves idle while they
-read works it out), and a learner who is waiting goes first: before every prefetch still queued,
-on a thread of its own if every worker is busy, while the prefetches already running pause at
-their next `checkpoint()` until no one waits.
+read works it out), and a learner who is waiting goes before every prefetch still queued.
 
 `ITT_LOW_PRIORITY=off` runs everything in the caller's thread, as before (for comparisons).
 Where the OS refuses a nice value (not Linux), the pool still runs, at normal priority.
@@ -78,8 +76,6 @@ def run_low(fn: Callable[..., T], *args, **kwargs) -> T:
 
 
 WAITED, AHEAD = 0, 1  # a job's priority: someone waits for it, or it was started ahead of time
-EXTRA_WORKERS = 4  # threads a Jobs may add for waited-for jobs while its workers are busy or paused
-_current = threading.local()  # the job a worker thread is running
 
 
 class _Job:
@@ -112,7 +108,6 @@ class Jobs:
         self._order = itertools.count()
         self._wake = threading.Condition(self._lock)
         self._threads: list[threading.Thread] = []
-        self._idle = 0  # workers waiting for a job
         self._closing = False
         atexit.register(self.close)
 
@@ -132,45 +127,26 @@ class Jobs:
         for job in running:
             job.done.wait(timeout_s)
 
-    def _push(self, key: Hashable, job: _Job) -> None:  # under the lock
+    def _push(self, key: Hashable, job: _Job) -> None:
         heapq.heappush(self._queue, (job.priority, next(self._order), key))
-        busy = self._idle == 0
-        extra = len(self._threads) >= self.workers
-        if not extra or (job.priority == WAITED and busy and len(self._threads) < self.workers + EXTRA_WORKERS):
-            t = threading.Thread(target=self._work, args=(extra,), name=f"itt-low-jobs-{len(self._threads)}",
-                                 daemon=True)
+        if len(self._threads) < self.workers:
+            t = threading.Thread(target=self._work, name=f"itt-low-jobs-{len(self._threads)}", daemon=True)
             self._threads.append(t)
             t.start()
-        self._wake.notify_all()  # the same condition wakes paused jobs: each checks what it waits for
-
-    def _someone_waits(self) -> bool:  # under the lock
-        return any(job.priority == WAITED for job in self._jobs.values())
-
-    def checkpoint(self) -> None:
-        """Called by a job between its steps: a job started ahead waits here while a learner waits
-        for another (it holds no lock meanwhile, only its thread)."""
-        job = getattr(_current, "job", None)
-        if job is None:
-            return
-        with self._lock:
-            while job.priority == AHEAD and not self._closing and self._someone_waits():
-                self._wake.wait(1.0)
+        self._wake.notify()
 
     def _keep(self, key: Hashable, result: Any) -> None:  # under the lock
         self._kept[key] = result
         while len(self._kept) > self.keep:
             self._kept.popitem(last=False)
 
-    def _work(self, extra: bool = False) -> None:
-        """A worker's loop; an extra one takes only jobs someone waits for."""
+    def _work(self) -> None:
         _lower_this_thread()
         while True:
             with self._lock:
                 while True:
-                    while not self._closing and not (self._queue and (not extra or self._queue[0][0] == WAITED)):
-                        self._idle += 1
+                    while not self._queue and not self._closing:
                         self._wake.wait()
-                        self._idle -= 1
                     if self._closing:
                         return
                     priority, _, key = heapq.heappop(self._queue)
@@ -178,18 +154,14 @@ class Jobs:
                     if job is not None and not job.started and job.priority == priority:
                         job.started = True
                         break
-            _current.job = job
             try:
                 job.result = job.fn()
             except BaseException as e:  # handed to whoever waits; the worker goes on
                 job.error = e
-            finally:
-                _current.job = None
             with self._lock:
                 self._jobs.pop(key, None)
                 if job.error is None:
                     self._keep(key, job.result)
-                self._wake.notify_all()  # jobs paused for this one go on
             job.done.set()
 
     def prefetch(self, key: Hashable, make: Callable[[], Callable[[], Any]]) -> None:
@@ -230,10 +202,9 @@ class Jobs:
                 elif job is None:
                     return self._kept[key]
         with self._lock:
-            if job.priority != WAITED:
-                job.priority = WAITED  # it no longer pauses; queued, its old place is skipped
-                if not job.started:
-                    self._push(key, job)
+            if not job.started and job.priority != WAITED:
+                job.priority = WAITED  # its old place in the queue is skipped
+                self._push(key, job)
         job.done.wait()
         if job.error is not None:
             raise job.error

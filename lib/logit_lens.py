@@ -75,11 +75,9 @@ def lens_positions(n_tokens: int, window: int) -> np.ndarray:
 
 
 def logit_lens(loaded: LoadedModel, resid: np.ndarray, positions: np.ndarray | None = None, k: int = 5,
-               chunk_rows: int = 256, checkpoint=None) -> Lens:
+               chunk_rows: int = 256) -> Lens:
     """Project resid [L+1, T, D] at `positions` (default: all) through the final norm and the
     unembedding, layer by layer, keeping the top-k and the fate of the final prediction.
-    `checkpoint()`, if given, is called before each chunk of rows (lib.background.Jobs: a lens
-    started ahead pauses there while a learner waits for another).
 
     Example: lens = logit_lens(lm, cap.resid); lens.top_ids[-1, :, 0] == cap.logits.argmax(-1)
     """
@@ -99,8 +97,6 @@ def logit_lens(loaded: LoadedModel, resid: np.ndarray, positions: np.ndarray | N
     final_prob = np.zeros(n_rows * p, dtype=np.float64)
     final_rank = np.zeros(n_rows * p, dtype=np.int64)
     for start in range(0, n_rows * p, chunk_rows):
-        if checkpoint is not None:
-            checkpoint()
         stop = min(start + chunk_rows, n_rows * p)
         logits = torch.from_numpy(lens_logits(loaded, rows[start:stop]))  # [r, V]
         vals, ids = logits.topk(k, dim=-1)

@@ -115,44 +115,26 @@ def test_a_job_is_computed_once_whoever_asks_and_however_often():
     assert jobs.get("a", make) == 42 and calls == [1]  # kept
 
 
-def test_a_waited_for_job_goes_before_the_prefetched_ones_even_with_every_worker_busy():
+def test_a_waited_for_job_goes_before_the_prefetched_ones_queued_earlier():
     jobs = background.Jobs(keep=8, workers=1)
     order = []
-    release = _blocker(jobs)  # the only worker is busy with a job started ahead
+    release = _blocker(jobs)
     for key in ("ahead-1", "ahead-2"):
-        jobs.prefetch(key, lambda key=key: lambda: order.append(key) or key)
-    # A learner waits for one of them: it runs now, on a thread of its own, before the other.
-    assert jobs.get("ahead-2", lambda: lambda: order.append("x")) == "ahead-2"  # joined, not made again
-    assert jobs.get("new", lambda: lambda: order.append("new") or "new") == "new"
-    assert order == ["ahead-2", "new"]  # ahead-1 still waits for a worker: extra threads serve waiters only
-    assert not jobs.kept("hold")  # the blocker never stopped
+        jobs.prefetch(key, lambda key=key: lambda: order.append(key))
+    got = []
+    waiter = threading.Thread(target=lambda: got.append(jobs.get("ahead-2", lambda: lambda: order.append("x"))))
+    waiter.start()
+    _until(lambda: jobs._jobs["ahead-2"].priority == background.WAITED)
+    new = threading.Thread(target=lambda: jobs.get("waited", lambda: lambda: order.append("waited")))
+    new.start()
+    _until(lambda: "waited" in jobs._jobs)
     release.set()
-    _until(lambda: jobs.kept("ahead-1"))
-    assert order == ["ahead-2", "new", "ahead-1"]
-
-
-def test_a_job_started_ahead_pauses_at_its_checkpoints_while_a_learner_waits():
-    jobs = background.Jobs(keep=8, workers=1)
-    steps = []
-
-    def ahead():
-        for i in range(400):
-            jobs.checkpoint()
-            steps.append(i)
-            time.sleep(0.005)
-        return "ahead"
-
-    jobs.prefetch("ahead", lambda: ahead)
-    _until(lambda: len(steps) > 3)
-
-    def waited():
-        seen = len(steps)
-        time.sleep(0.3)  # while this runs, the job started ahead makes at most the step it was in
-        return len(steps) - seen
-
-    assert jobs.get("waited", lambda: waited) <= 1
-    assert jobs.get("ahead", lambda: None) == "ahead"  # and it went on afterwards, to the end
-    assert len(steps) == 400
+    waiter.join(10)
+    new.join(10)
+    jobs.get("ahead-1", lambda: lambda: None)
+    assert order.index("ahead-2") < order.index("ahead-1")  # raised to the front when waited for
+    assert order.index("waited") < order.index("ahead-1")
+    assert "x" not in order  # the queued job was joined, not computed again
 
 
 def test_a_failed_job_reaches_its_waiters_and_is_not_kept():

@@ -33,7 +33,6 @@ from ui.live_chart import as_spec, live_chart
 
 LENS_WINDOW = 24  # positions the lens reads (the end of the text): 31 × 24 × 49152 logits
 LENS_TOP_K = 5
-LENS_CHUNK_ROWS = 96  # rows per step of the lens: a lens started ahead pauses between steps (~0.25 s)
 TOP_NEURONS = 10
 SHORT = 10  # characters of a token shown inside a heatmap cell
 SEED_MODEL = "Llama-3 8B"  # the model whose MLP width seed 001 works out
@@ -60,8 +59,7 @@ def _lens_job(model_name: str, text: str, max_tokens: int, window: int):
     rows = np.ascontiguousarray(cap.resid[:, pos])
 
     def work() -> tuple[Lens, float]:
-        lens = dataclasses.replace(logit_lens(lm, rows, k=LENS_TOP_K, chunk_rows=LENS_CHUNK_ROWS,
-                                              checkpoint=LENSES.checkpoint), positions=pos)
+        lens = dataclasses.replace(logit_lens(lm, rows, k=LENS_TOP_K), positions=pos)
         # The model's own last step at these positions (Capture.logits_at), worked out apart from the lens.
         return lens, lens_check_diff(lens, head_logits(lm, rows[-1]), lm.info.n_layers)
     return work
