@@ -3,19 +3,18 @@
 A class shares one server. Some results are big and only wanted once the learner scrolls to them
 (the logit lens: 31 layers × 24 positions × 49,152 logits). Computed in the session's own thread,
 they compete on equal terms with every other learner's slider move and new text, and a class that
-reaches them together queues everything behind them. `run_low(fn, ...)` runs `fn` on a small pool
-of threads that the operating system schedules after the others (nice +10 on Linux; the threads
-torch starts from them for its parallel loops inherit it), then returns its result to the caller,
-which waits as before. A quiet server gives them every core, as before; a busy one serves the
-other learners' inputs first. The result is the same function's result: only *when* the CPU works
-on it changes.
+reaches them together queues everything behind them. `Jobs` computes them on a few threads of
+its own that the operating system schedules after the others (nice +10 on Linux; the threads
+torch starts from them for its parallel loops inherit it), and the caller waits as before. A quiet
+server gives them every core; a busy one serves the other learners' inputs first. The result is
+the same function's result: only *when* the CPU works on it changes.
 
-`Jobs` adds what a class needs on top: results kept per key, each computed once, started ahead
-of time (`prefetch`: when a learner opens the lesson, so the CPU a class leaves idle while they
-read works it out), and a learner who is waiting goes before every prefetch still queued.
+What a class needs on top: results kept per key, each computed once, started ahead of time
+(`prefetch`: when a learner opens the lesson, so the CPU a class leaves idle while they read works
+it out), and a learner who is waiting goes before every prefetch still queued.
 
 `ITT_LOW_PRIORITY=off` runs everything in the caller's thread, as before (for comparisons).
-Where the OS refuses a nice value (not Linux), the pool still runs, at normal priority.
+Where the OS refuses a nice value (not Linux), the workers still run, at normal priority.
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ import itertools
 import os
 import threading
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Hashable, TypeVar
 
 T = TypeVar("T")
@@ -34,8 +32,6 @@ T = TypeVar("T")
 LOW_NICE = 10  # added to the process's nice value; the kernel gives such a thread ~1/10 of a normal one's share
 WORKERS = 2
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
 
 
 def enabled() -> bool:
@@ -54,25 +50,6 @@ def _lower_this_thread() -> None:
 def thread_nice() -> int:
     """The calling thread's nice value (for tests and benchmarks)."""
     return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-
-
-def _get_pool() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="itt-low",
-                                       initializer=_lower_this_thread)
-        return _pool
-
-
-def run_low(fn: Callable[..., T], *args, **kwargs) -> T:
-    """fn(*args, **kwargs), computed on a low-priority worker thread; exceptions propagate.
-
-    Example: run_low(sum, [1, 2, 3]) -> 6
-    """
-    if not enabled() or threading.current_thread().name.startswith("itt-low"):
-        return fn(*args, **kwargs)
-    return _get_pool().submit(fn, *args, **kwargs).result()
 
 
 WAITED, AHEAD = 0, 1  # a job's priority: someone waits for it, or it was started ahead of time
@@ -126,6 +103,9 @@ class Jobs:
             self._wake.notify_all()
         for job in running:
             job.done.wait(timeout_s)
+        for thread in self._threads:  # idle workers return once woken: let them end before Python does
+            if thread is not threading.current_thread():
+                thread.join(timeout_s)
 
     def _push(self, key: Hashable, job: _Job) -> None:
         heapq.heappush(self._queue, (job.priority, next(self._order), key))

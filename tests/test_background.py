@@ -15,16 +15,16 @@ def _where():
 
 
 def test_result_and_exceptions_come_back():
-    assert background.run_low(sum, [1, 2, 3]) == 6
-    assert background.run_low(lambda a, b=0: a * b, 6, b=7) == 42
+    jobs = background.Jobs(keep=4)
+    assert jobs.get("sum", lambda: lambda: sum([1, 2, 3])) == 6
     with pytest.raises(ZeroDivisionError):
-        background.run_low(lambda: 1 / 0)
+        jobs.get("bad", lambda: lambda: 1 / 0)
 
 
 def test_runs_on_a_low_priority_single_torch_thread(monkeypatch):
     monkeypatch.delenv("ITT_LOW_PRIORITY", raising=False)
     here_nice = background.thread_nice()
-    name, nice = background.run_low(_where)
+    name, nice = background.Jobs(keep=4).get("where", lambda: _where)
     assert name.startswith("itt-low") and name != threading.current_thread().name
     assert nice >= min(19, here_nice + background.LOW_NICE)  # Linux: the worker is niced
     # The caller's own settings are untouched.
@@ -33,22 +33,24 @@ def test_runs_on_a_low_priority_single_torch_thread(monkeypatch):
 
 def test_nested_and_switched_off_run_inline(monkeypatch):
     me = threading.current_thread().name
-    assert background.run_low(lambda: background.run_low(_where))[0].startswith("itt-low")  # no deadlock
+    jobs = background.Jobs(keep=4)
+    inner = jobs.get("outer", lambda: lambda: jobs.get("inner", lambda: _where))  # no deadlock
+    assert inner[0].startswith("itt-low")
     monkeypatch.setenv("ITT_LOW_PRIORITY", "off")
-    assert background.run_low(_where)[0] == me
+    assert background.Jobs(keep=4).get("here", lambda: _where)[0] == me
 
 
-def test_same_lens_on_the_pool(tiny_llama):
+def test_same_lens_on_the_workers(tiny_llama):
     from lib.capture import run_capture
     from lib.logit_lens import logit_lens
     cap = run_capture(tiny_llama, "the cat sat on the mat")
     here = logit_lens(tiny_llama, cap.resid, k=3)
-    there = background.run_low(logit_lens, tiny_llama, cap.resid, k=3)
+    there = background.Jobs(keep=4).get("lens", lambda: lambda: logit_lens(tiny_llama, cap.resid, k=3))
     assert (here.top_ids == there.top_ids).all()
     assert abs(here.top_probs - there.top_probs).max() < 1e-5
 
 
-def test_torch_threads_started_from_the_pool_inherit_its_priority():
+def test_torch_threads_started_from_the_workers_inherit_their_priority():
     """torch's parallel loops run on a team of threads started by the calling thread; started from a
     low-priority worker, they are low-priority too (Linux threads inherit their creator's nice value)."""
     import glob
@@ -57,8 +59,9 @@ def test_torch_threads_started_from_the_pool_inherit_its_priority():
     if torch.get_num_threads() < 2 or not hasattr(os, "getpriority"):
         pytest.skip("one torch thread: no team to start")
     w, x = torch.randn(4096, 576), torch.randn(256, 576)
-    background.run_low(lambda: [x @ w.T for _ in range(3)])
-    workers = {t.native_id for t in background._get_pool()._threads}
+    jobs = background.Jobs(keep=4)
+    jobs.get("matmul", lambda: lambda: [x @ w.T for _ in range(3)])
+    workers = {t.native_id for t in jobs._threads}
     low = set()
     for task in glob.glob("/proc/self/task/*"):
         with open(f"{task}/stat") as f:
