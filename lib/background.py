@@ -10,8 +10,8 @@ server gives them every core; a busy one serves the other learners' inputs first
 the same function's result: only *when* the CPU works on it changes.
 
 What a class needs on top: results kept per key, each computed once, started ahead of time
-(`prefetch`: when a learner opens the lesson, so the CPU a class leaves idle while they read works
-it out), and a learner who is waiting goes before every prefetch still queued.
+(`prefetch`: as soon as a learner's text is known, so the CPU a class leaves idle while they
+read works it out; one queued per learner, of their latest text), and a learner who is waiting goes before every prefetch still queued.
 
 `ITT_LOW_PRIORITY=off` runs everything in the caller's thread, as before (for comparisons).
 Where the OS refuses a nice value (not Linux), the workers still run, at normal priority.
@@ -59,6 +59,7 @@ class _Job:
     def __init__(self, fn: Callable[[], Any], priority: int) -> None:
         self.fn, self.priority = fn, priority
         self.started = False
+        self.owners: set[Hashable] = set()  # who started it ahead (see Jobs.prefetch)
         self.done = threading.Event()
         self.result: Any = None
         self.error: BaseException | None = None
@@ -81,6 +82,7 @@ class Jobs:
         self._lock = threading.Lock()
         self._kept: OrderedDict[Hashable, Any] = OrderedDict()
         self._jobs: dict[Hashable, _Job] = {}
+        self._owned: dict[Hashable, Hashable] = {}  # owner -> the key they last started ahead
         self._queue: list[tuple[int, int, Hashable]] = []  # (priority, order, key); stale entries skipped
         self._order = itertools.count()
         self._wake = threading.Condition(self._lock)
@@ -140,22 +142,48 @@ class Jobs:
                 job.error = e
             with self._lock:
                 self._jobs.pop(key, None)
+                for owner in job.owners:  # done: nothing of theirs is queued any more
+                    if self._owned.get(owner) == key:
+                        del self._owned[owner]
                 if job.error is None:
                     self._keep(key, job.result)
             job.done.set()
 
-    def prefetch(self, key: Hashable, make: Callable[[], Callable[[], Any]]) -> None:
-        """Queue the result of make()() behind every waited-for job, unless kept or queued already."""
+    def prefetch(self, key: Hashable, make: Callable[[], Callable[[], Any]], owner: Hashable | None = None) -> None:
+        """Queue the result of make()() behind every waited-for job, unless kept or queued already.
+
+        An `owner` (say, a learner) has one job started ahead at a time: their previous one, if it
+        has not begun and nobody else asked for it, leaves the queue."""
         if not enabled() or threading.current_thread().name.startswith("itt-low"):
             return
         with self._lock:
+            if owner is not None:
+                self._own(owner, key)
             if key in self._kept or key in self._jobs:
                 return
         fn = make()
         with self._lock:
             if key not in self._kept and key not in self._jobs:
                 self._jobs[key] = job = _Job(fn, AHEAD)
+                if owner is not None:
+                    job.owners.add(owner)
+                    self._owned[owner] = key
                 self._push(key, job)
+
+    def _own(self, owner: Hashable, key: Hashable) -> None:  # under the lock
+        """`owner` now wants `key` ahead: their previous job ahead leaves the queue if nobody else
+        asked for it and it has not begun."""
+        old = self._owned.pop(owner, None)
+        if old is not None and old != key:
+            previous = self._jobs.get(old)
+            if previous is not None:
+                previous.owners.discard(owner)
+                if not previous.owners and not previous.started and previous.priority == AHEAD:
+                    del self._jobs[old]  # its place in the queue is skipped
+        job = self._jobs.get(key)
+        if job is not None:
+            job.owners.add(owner)
+            self._owned[owner] = key
 
     def get(self, key: Hashable, make: Callable[[], Callable[[], T]]) -> T:
         """The result for key: kept, or computed now at the front of the queue (the caller waits)."""
@@ -172,6 +200,8 @@ class Jobs:
                 self._kept.move_to_end(key)
                 return self._kept[key]
             job = self._jobs.get(key)
+            if job is not None:
+                self._wait_for(key, job)
         if job is None:
             fn = make()
             with self._lock:
@@ -181,14 +211,18 @@ class Jobs:
                     self._push(key, job)
                 elif job is None:
                     return self._kept[key]
-        with self._lock:
-            if not job.started and job.priority != WAITED:
-                job.priority = WAITED  # its old place in the queue is skipped
-                self._push(key, job)
+                else:
+                    self._wait_for(key, job)
         job.done.wait()
         if job.error is not None:
             raise job.error
         return job.result
+
+    def _wait_for(self, key: Hashable, job: _Job) -> None:  # under the lock, found in self._jobs
+        """Someone waits for `job`: to the front of the queue (and no owner's newer text drops it)."""
+        if not job.started and job.priority != WAITED:
+            job.priority = WAITED  # its old place in the queue is skipped
+            self._push(key, job)
 
     def kept(self, key: Hashable) -> bool:
         with self._lock:

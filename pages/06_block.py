@@ -71,10 +71,8 @@ def mlp() -> None:
 @st.fragment(key="block.lens_section")
 def lens() -> None:
     with follow.when_reached("block.lens_box", mark) as now:
-        if now:
+        if now:  # started ahead at low priority by core.capture, as soon as the text was known
             view.render_lens(lm, cap, name, words, max_tokens)
-        else:  # started now at low priority: worked out while the learner reads down to it
-            view.prefetch_lens(name, words, max_tokens)
 
 
 if cap is not None:

@@ -140,6 +140,38 @@ def test_a_waited_for_job_goes_before_the_prefetched_ones_queued_earlier():
     assert "x" not in order  # the queued job was joined, not computed again
 
 
+def test_a_learners_newer_text_takes_the_place_of_their_lens_still_queued():
+    """One job ahead per owner: a newer key of the same owner drops their older one from the queue,
+    unless another owner asked for it too, someone waits for it, or it has begun."""
+    jobs = background.Jobs(keep=8, workers=1)
+    ran = []
+    release = _blocker(jobs)
+
+    def job(key):
+        return lambda: lambda: ran.append(key) or key
+
+    jobs.prefetch("anna-1", job("anna-1"), owner="anna")
+    jobs.prefetch("anna-2", job("anna-2"), owner="anna")  # anna typed again: her first lens leaves
+    assert not jobs.known("anna-1") and jobs.known("anna-2")
+    jobs.prefetch("shared", job("shared"), owner="anna")
+    jobs.prefetch("shared", job("shared"), owner="bruno")  # the teacher's example text, say
+    jobs.prefetch("anna-3", job("anna-3"), owner="anna")
+    assert jobs.known("shared")  # bruno still wants it
+    jobs.prefetch("carla-1", job("carla-1"), owner="carla")
+    waiter = threading.Thread(target=lambda: jobs.get("carla-1", job("x")))
+    waiter.start()
+    _until(lambda: jobs._jobs["carla-1"].priority == background.WAITED)
+    jobs.prefetch("carla-2", job("carla-2"), owner="carla")
+    assert jobs.known("carla-1")  # carla is waiting for it
+    jobs.prefetch("anna-3", job("anna-3"), owner="anna")  # the same text again changes nothing
+    release.set()
+    waiter.join(10)
+    for key in ("anna-3", "shared", "carla-2"):
+        assert jobs.get(key, job("x")) == key
+    assert sorted(ran) == ["anna-3", "carla-1", "carla-2", "shared"]  # anna-1 and anna-2 never ran
+    assert jobs._owned == {}  # nothing queued: nobody is remembered
+
+
 def test_a_failed_job_reaches_its_waiters_and_is_not_kept():
     jobs = background.Jobs(keep=4, workers=1)
     with pytest.raises(ZeroDivisionError):

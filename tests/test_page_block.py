@@ -17,7 +17,8 @@ from lib.capture import DEFAULT_MAX_TOKENS, run_capture
 from lib.logit_lens import lens_positions
 from lib.quiz import load_bank
 from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model
-from ui import block_view as view
+from ui import block_view as view, lens_jobs
+from ui.cache import get_capture
 
 PAGE = "pages/06_block.py"
 LONG_TEXT = "parola " * 7200  # the same text as tests/test_pages.py: one cached 512-token capture
@@ -87,6 +88,7 @@ def test_page_shows_the_live_block_in_both_languages(lang, real):
 def test_view_widgets_never_run_the_model(monkeypatch):
     at = start("en", PAGE)
     import ui.block_view
+    import ui.lens_jobs
     import ui.cache
     from lib import block
 
@@ -94,7 +96,7 @@ def test_view_widgets_never_run_the_model(monkeypatch):
         raise AssertionError("a view widget re-ran the model or the lens")
 
     monkeypatch.setattr(ui.cache, "run_capture", forbidden)
-    monkeypatch.setattr(ui.block_view, "logit_lens", forbidden)
+    monkeypatch.setattr(ui.lens_jobs, "logit_lens", forbidden)
     monkeypatch.setattr(block, "contributions", forbidden)
     labels = i18n.ui("en")
     at.slider(key="block.lens_layer").set_value(3)
@@ -203,6 +205,28 @@ def test_gpt2_family_layernorm_gelu_c_fc(tiny_gpt2, monkeypatch):
     assert at.slider(key="block.lens_layer").value == tiny_gpt2.info.n_layers
 
 
+def test_the_lens_starts_on_the_lesson_where_the_learner_types_their_text():
+    """In a browser, the block lesson's lens is queued at low priority as soon as any page has the
+    learner's text, lessons before the block lesson is reached; without a browser (everything computed at
+    once) nothing is started ahead."""
+    at = start("en", "pages/05_attention.py")
+    model = at.session_state["app.model"]
+    at.text_area(key="app.text").set_value("A learner's sentence typed on the attention lesson.")
+    at.run()
+    assert not at.exception, at.exception
+    assert not lens_jobs.LENSES.known(lens_jobs.lens_key(model, "A learner's sentence typed on the attention lesson."))
+    at.session_state["app.defer_sections"] = True
+    words = "Another sentence, typed with the sections deferred."
+    at.text_area(key="app.text").set_value(words)
+    at.run()
+    assert not at.exception, at.exception
+    assert lens_jobs.LENSES.known(lens_jobs.lens_key(model, words))
+    lens, gap = lens_jobs.lens_and_check(model, words)  # what the block lesson will find: the lens of this text
+    cap = get_capture(model, words, DEFAULT_MAX_TOKENS)
+    assert gap < 1e-4 and lens.positions[-1] == cap.n_tokens - 1
+    assert lens.final_ids[-1] == int(np.argmax(cap.logits_at(cap.n_tokens - 1)))
+
+
 def test_sections_below_the_first_screen_compute_when_reached():
     """With a browser (here: the deferral switched on by hand), a visit computes the first screen only:
     the residual stream's contributions, the MLP and the logit lens hold a notice until the learner
@@ -220,9 +244,9 @@ def test_sections_below_the_first_screen_compute_when_reached():
     for key in ("block.resid_heatmap", "block.neuron_heatmap", "block.lens_heatmap"):
         assert chart(at, key) is None, key
     assert chart(at, "block.diagram") is not None  # the first screen is drawn
-    # The lens is started at low priority when the lesson opens, without waiting for it.
+    # The lens was started at low priority as soon as the page had the text, without waiting for it.
     model, words = at.session_state["app.model"], at.text_area(key="app.text").value
-    assert view.LENSES.known((model, words, DEFAULT_MAX_TOKENS, view.LENS_WINDOW))
+    assert lens_jobs.LENSES.known(lens_jobs.lens_key(model, words))
     # The learner scrolls to the lens: its follower reports it reached for this model and text.
     mark = follow.inputs_mark(model, words)
     at.session_state["block.lens_box.reached"] = mark

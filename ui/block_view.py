@@ -7,7 +7,6 @@ token or a position only choose what to draw from those cached results: the mode
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import math
 import re
@@ -19,9 +18,8 @@ import streamlit as st
 
 from lib import block as blk
 from lib.arithmetic import dims
-from lib.background import Jobs
-from lib.capture import DEFAULT_MAX_TOKENS, Capture, head_logits
-from lib.logit_lens import Lens, lens_positions, logit_lens
+from lib.capture import DEFAULT_MAX_TOKENS, Capture
+from lib.logit_lens import Lens
 from lib.models import LoadedModel
 from lib.reference import REFERENCE_MODELS
 from lib.tokens import readable_tokens
@@ -30,9 +28,8 @@ from ui.core import lang as core_lang, num, t
 from ui.figures import PALETTE, colorscale, quick, subplot_layout, vline, wrap
 from ui.chart_table import as_table
 from ui.live_chart import as_spec, live_chart
+from ui.lens_jobs import LENS_TOP_K, get_lens, lens_and_check
 
-LENS_WINDOW = 24  # positions the lens reads (the end of the text): 31 × 24 × 49152 logits
-LENS_TOP_K = 5
 TOP_NEURONS = 10
 SHORT = 10  # characters of a token shown inside a heatmap cell
 SEED_MODEL = "Llama-3 8B"  # the model whose MLP width seed 001 works out
@@ -43,41 +40,6 @@ SEED_MODEL = "Llama-3 8B"  # the model whose MLP width seed 001 works out
 @st.cache_resource(max_entries=4, show_spinner=False)  # 2 × [L, T, D] floats each: 70 MB at 512 tokens
 def get_contributions(model_name: str, text: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> blk.Contributions:
     return blk.contributions(get_model(model_name), get_capture(model_name, text, max_tokens))
-
-
-# Lenses by (model, text, max_tokens, window): a few KB each (top-k per layer and position), so a
-# class's worth is kept. Worked out on low-priority threads behind every other learner's input,
-# started when the lesson opens so the CPU a class leaves idle while reading does it (lib/background.py).
-LENSES = Jobs(keep=128)
-
-
-def _lens_job(model_name: str, text: str, max_tokens: int, window: int):
-    """The lens's computation and its live check, holding only the rows they read (not the whole
-    capture): (the lens, the check's largest gap)."""
-    lm, cap = get_model(model_name), get_capture(model_name, text, max_tokens)
-    pos = lens_positions(cap.n_tokens, window)
-    rows = np.ascontiguousarray(cap.resid[:, pos])
-
-    def work() -> tuple[Lens, float]:
-        lens = dataclasses.replace(logit_lens(lm, rows, k=LENS_TOP_K), positions=pos)
-        # The model's own last step at these positions (Capture.logits_at), worked out apart from the lens.
-        return lens, lens_check_diff(lens, head_logits(lm, rows[-1]), lm.info.n_layers)
-    return work
-
-
-def _lens_and_check(model_name: str, text: str, max_tokens: int, window: int) -> tuple[Lens, float]:
-    key = (model_name, text, max_tokens, window)
-    return LENSES.get(key, lambda: _lens_job(model_name, text, max_tokens, window))
-
-
-def get_lens(model_name: str, text: str, max_tokens: int = DEFAULT_MAX_TOKENS, window: int = LENS_WINDOW) -> Lens:
-    return _lens_and_check(model_name, text, max_tokens, window)[0]
-
-
-def prefetch_lens(model_name: str, text: str, max_tokens: int = DEFAULT_MAX_TOKENS, window: int = LENS_WINDOW) -> None:
-    """Start the lens of this text now, at low priority, without waiting for it."""
-    key = (model_name, text, max_tokens, window)
-    LENSES.prefetch(key, lambda: _lens_job(model_name, text, max_tokens, window))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -516,7 +478,7 @@ def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_t
         st.caption(t("block.lens.window", n=num(len(lens.positions)), total=num(cap.n_tokens)))
     live_chart(lens_heatmap_spec(model_name, text, max_tokens, core_lang()), key="block.lens_heatmap")
     render_lens_reading(lm, cap, model_name, text, max_tokens)
-    st.success(t("block.lens.check", diff=sci(_lens_and_check(model_name, text, max_tokens, LENS_WINDOW)[1])))
+    st.success(t("block.lens.check", diff=sci(lens_and_check(model_name, text, max_tokens)[1])))
 
 
 @st.fragment
@@ -557,14 +519,3 @@ def render_lens_position(cap: Capture, model_name: str, text: str, max_tokens: i
              "title": t("block.lens.curve_title", token=esc(inputs[i]), final=esc(finals[i]))}
     live_chart(lens_curve(lens, i, layer, curve), key="block.lens_curve")
     st.caption(t("block.lens.first_on_top", layer=num(int(lens.first_layer_on_top()[i])), final=md(finals[i])))
-
-
-def lens_check_diff(lens: Lens, logits: np.ndarray, n_layers: int) -> float:
-    """The oracle, live: at the last layer the lens must be the model itself. The largest gap
-    between the lens's top probabilities there and the model's own from `logits` [P, V] (its last
-    step at the lens's positions)."""
-    logits = np.asarray(logits, dtype=np.float64)
-    probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    probs /= probs.sum(axis=-1, keepdims=True)
-    model_top = np.take_along_axis(probs, lens.top_ids[n_layers], axis=-1)
-    return float(np.abs(model_top - lens.top_probs[n_layers]).max())

@@ -16,6 +16,7 @@ from lib.hub import DownloadStatus
 from lib.models import (DEFAULT_MODEL, EMBEDDED_MODELS, LoadedModel, ModelLoadError, convert_gguf, converted_dir,
                         is_embedded)
 from lib.quiz import format_number
+from ui import lens_jobs
 from ui.cache import get_capture, get_model, resident_models
 
 MAX_CHARS = 50_000  # the text box accepts this much; the capture cuts at DEFAULT_MAX_TOKENS tokens
@@ -246,6 +247,14 @@ def _last_logits(model: str, text: str, max_tokens: int) -> np.ndarray:
     return out
 
 
+def deferring() -> bool:
+    """Whether sections below the first screen wait until the learner reaches them: in a browser,
+    yes; in a session without HTTP headers (AppTest), no, everything is computed at once.
+    `st.session_state["app.defer_sections"]` (True/False) overrides the guess, for tests."""
+    defer = st.session_state.get("app.defer_sections")
+    return bool(st.context.headers) if defer is None else bool(defer)
+
+
 def capture(max_tokens: int | None = None) -> CaptureRef | None:
     """The capture of the learner's text on the current model, or None (with a prompt) if empty.
 
@@ -258,8 +267,14 @@ def capture(max_tokens: int | None = None) -> CaptureRef | None:
         return None
     if max_tokens is None:
         max_tokens = max_tokens_for(model())
-    ref = CaptureRef(model_name(), current, max_tokens)
+    name = model_name()
+    ref = CaptureRef(name, current, max_tokens)
     cap = ref.resolve()
+    if max_tokens == DEFAULT_MAX_TOKENS and deferring():
+        # The block lesson's logit lens of this text, started now at low priority (ui/lens_jobs.py):
+        # a class reaches it together, and the lessons before it leave the CPU time to work it out.
+        ctx = get_script_run_ctx()
+        lens_jobs.prefetch_lens(name, current, max_tokens, owner=ctx.session_id if ctx else None)
     if cap.truncated:
         st.warning(t("text.truncated", n=num(cap.n_tokens), total=num(cap.n_tokens_total)))
     return ref

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
+from ui import core
 from ui.core import t
 
 # The newest values go on the window; every follower is told, and checks whether it is in sight.
@@ -181,11 +182,7 @@ def reached(key: str, mark: str) -> bool:
     """Whether the section `key` may compute for the inputs `mark`: the learner has reached it since
     they became these, or no browser can say (a session without HTTP headers: AppTest).
     `st.session_state["app.defer_sections"]` (True/False) overrides the guess, for tests."""
-    ss = st.session_state
-    defer = ss.get("app.defer_sections")
-    if defer is None:
-        defer = bool(st.context.headers)
-    return not defer or ss.get(f"{key}.reached") == mark
+    return not core.deferring() or st.session_state.get(f"{key}.reached") == mark
 
 
 @contextmanager
