@@ -4,22 +4,30 @@ A class shares one server. Some results are big and only wanted once the learner
 (the logit lens: 31 layers × 24 positions × 49,152 logits). Computed in the session's own thread,
 they compete on equal terms with every other learner's slider move and new text, and a class that
 reaches them together queues everything behind them. `Jobs` computes them on a few threads of
-its own that the operating system schedules after the others (nice +10 on Linux; the threads
-torch starts from them for its parallel loops inherit it), and the caller waits as before. A quiet
-server gives them every core; a busy one serves the other learners' inputs first. The result is
-the same function's result: only *when* the CPU works on it changes.
+its own that the operating system runs only when no other thread wants the CPU (Linux's
+SCHED_IDLE; the threads torch starts from them for its parallel loops inherit it), and the caller
+waits as before. A quiet server gives them every core; a busy one serves the other learners'
+inputs first, those of every replica on the machine alike. The result is the same function's
+result: only *when* the CPU works on it changes.
 
 What a class needs on top: results kept per key, each computed once, started ahead of time
 (`prefetch`: as soon as a learner's text is known, so the CPU a class leaves idle while they
-read works it out; one queued per learner, of their latest text), and a learner who is waiting goes before every prefetch still queued.
+read works it out; one queued per learner, of their latest text), and a learner who is waiting
+goes before every prefetch still queued.
+
+Why SCHED_IDLE and not only a higher nice value: with a class of 30 and each lens started as its
+learner typed, lenses at nice +10 still took a tenth of a core each from the learners' new texts,
+at the moment the whole class typed, and those waited three times longer (docs/server-cpu.md).
 
 `ITT_LOW_PRIORITY=off` runs everything in the caller's thread, as before (for comparisons).
-Where the OS refuses a nice value (not Linux), the workers still run, at normal priority.
+Where the OS refuses SCHED_IDLE, the workers run at nice +10; where it refuses that too (not
+Linux), at normal priority.
 """
 
 from __future__ import annotations
 
 import atexit
+import ctypes
 import heapq
 import itertools
 import os
@@ -29,9 +37,8 @@ from typing import Any, Callable, Hashable, TypeVar
 
 T = TypeVar("T")
 
-LOW_NICE = 10  # added to the process's nice value; the kernel gives such a thread ~1/10 of a normal one's share
+LOW_NICE = 10  # added to the process's nice value where the idle class is refused (~1/10 of a normal share)
 WORKERS = 2
-
 
 
 def enabled() -> bool:
@@ -39,12 +46,34 @@ def enabled() -> bool:
     return os.environ.get("ITT_LOW_PRIORITY", "on").strip().lower() not in ("off", "0", "false", "no")
 
 
-def _lower_this_thread() -> None:
+def _name_this_thread(name: bytes) -> None:
+    """The thread's name as the OS shows it (/proc/<pid>/task/<tid>/comm, top -H), so a benchmark
+    can tell these workers' CPU from the learners' runs (scripts/load_driver.py)."""
     try:
-        tid = threading.get_native_id()
+        ctypes.CDLL(None).prctl(15, ctypes.c_char_p(name[:15]), 0, 0, 0)  # 15: PR_SET_NAME
+    except (AttributeError, OSError, TypeError):
+        pass  # not Linux: the name is only for benchmarks
+
+
+def _lower_this_thread() -> None:
+    _name_this_thread(b"itt-low-jobs")
+    tid = threading.get_native_id()
+    try:
         os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + LOW_NICE)
     except (AttributeError, OSError):
         pass  # no per-thread priority here: the work runs at normal priority
+    try:
+        os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass  # no idle class here: nice +10 it is
+
+
+def thread_idle() -> bool:
+    """Whether the calling thread runs only when no other thread wants the CPU (SCHED_IDLE)."""
+    try:
+        return os.sched_getscheduler(threading.get_native_id()) == os.SCHED_IDLE
+    except (AttributeError, OSError):
+        return False
 
 
 def thread_nice() -> int:

@@ -11,7 +11,7 @@ from lib import background
 
 
 def _where():
-    return threading.current_thread().name, background.thread_nice()
+    return threading.current_thread().name, background.thread_nice(), background.thread_idle()
 
 
 def test_result_and_exceptions_come_back():
@@ -22,13 +22,20 @@ def test_result_and_exceptions_come_back():
 
 
 def test_runs_on_a_low_priority_single_torch_thread(monkeypatch):
+    import os
+
     monkeypatch.delenv("ITT_LOW_PRIORITY", raising=False)
     here_nice = background.thread_nice()
-    name, nice = background.Jobs(keep=4).get("where", lambda: _where)
+    name, nice, idle = background.Jobs(keep=4).get("where", lambda: _where)
     assert name.startswith("itt-low") and name != threading.current_thread().name
     assert nice >= min(19, here_nice + background.LOW_NICE)  # Linux: the worker is niced
+    assert idle == hasattr(os, "SCHED_IDLE")  # and runs only when no other thread wants the CPU
+    if os.path.exists("/proc/self/task"):  # named so benchmarks can tell its CPU apart
+        comm = background.Jobs(keep=4).get("comm", lambda: lambda: open(
+            f"/proc/self/task/{threading.get_native_id()}/comm").read().strip())
+        assert comm == "itt-low-jobs"
     # The caller's own settings are untouched.
-    assert background.thread_nice() == here_nice
+    assert background.thread_nice() == here_nice and not background.thread_idle()
 
 
 def test_nested_and_switched_off_run_inline(monkeypatch):
@@ -52,7 +59,8 @@ def test_same_lens_on_the_workers(tiny_llama):
 
 def test_torch_threads_started_from_the_workers_inherit_their_priority():
     """torch's parallel loops run on a team of threads started by the calling thread; started from a
-    low-priority worker, they are low-priority too (Linux threads inherit their creator's nice value)."""
+    low-priority worker, they are low-priority too (Linux threads inherit their creator's nice value
+    and scheduling class)."""
     import glob
     import os
 
@@ -65,8 +73,9 @@ def test_torch_threads_started_from_the_workers_inherit_their_priority():
     low = set()
     for task in glob.glob("/proc/self/task/*"):
         with open(f"{task}/stat") as f:
-            nice = int(f.read().rsplit(")", 1)[1].split()[16])
-        if nice >= background.LOW_NICE:
+            fields = f.read().rsplit(")", 1)[1].split()  # from field 3 (state) on: see proc(5)
+        nice, policy = int(fields[16]), int(fields[38])
+        if nice >= background.LOW_NICE and policy == getattr(os, "SCHED_IDLE", policy):
             low.add(int(task.rsplit("/", 1)[1]))
     assert workers <= low
     assert low - workers, "no torch thread at the workers' priority"
