@@ -15,9 +15,10 @@ What a class needs on top: results kept per key, each computed once, started ahe
 read works it out; one queued per learner, of their latest text), and a learner who is waiting
 goes before every prefetch still queued.
 
-Why SCHED_IDLE and not only a higher nice value: with a class of 30 and each lens started as its
-learner typed, lenses at nice +10 still took a tenth of a core each from the learners' new texts,
-at the moment the whole class typed, and those waited three times longer (docs/server-cpu.md).
+Why SCHED_IDLE and not only a higher nice value: with each lens started as its learner types, a
+class's lenses are queued while the whole class is typing, and a nice +10 thread still gets about
+a tenth of a normal thread's share of a core; in the idle class the new texts go first
+(docs/server-cpu.md).
 
 `ITT_LOW_PRIORITY=off` runs everything in the caller's thread, as before (for comparisons).
 Where the OS refuses SCHED_IDLE, the workers run at nice +10; where it refuses that too (not

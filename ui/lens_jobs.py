@@ -2,8 +2,8 @@
 
 A lens is 31 layers × 24 positions × 49,152 logits for the built-in model: about 2.5 CPU-seconds,
 six forward passes' worth. A class reaches it within a minute of each other, so it is started
-ahead of time: as soon as a page has the capture of a new text (`core.capture`), while the learner
-still reads the lessons before the block lesson, and again when that lesson opens. The lesson then
+ahead of time: as soon as a page has the capture of a new text (`core.capture`, the block lesson's
+included), while the learner still reads the lessons before the block lesson. The lesson then
 finds it ready (`get_lens`), or waits at the front of the queue (lib/background.py).
 
 Each learner has at most one lens started ahead and not begun: a newer text of theirs takes its
