@@ -4,25 +4,27 @@ A class shares one server. Some results are big and only wanted once the learner
 (the logit lens: 31 layers × 24 positions × 49,152 logits). Computed in the session's own thread,
 they compete on equal terms with every other learner's slider move and new text, and a class that
 reaches them together queues everything behind them. `Jobs` computes them on a few threads of
-its own that the operating system runs only when no other thread wants the CPU (Linux's
-SCHED_IDLE; the threads torch starts from them for its parallel loops inherit it), and the caller
-waits as before. A quiet server gives them every core; a busy one serves the other learners'
-inputs first, those of every replica on the machine alike. The result is the same function's
-result: only *when* the CPU works on it changes.
+its own that the operating system schedules after the others: at nice +10 when someone waits for
+the result, and in Linux's idle class (SCHED_IDLE: a core only when no other thread wants it) when
+it is started ahead; the threads torch starts from them for its parallel loops inherit either. A
+quiet server gives them every core; a busy one serves the other learners' inputs first, those of
+every replica on the machine alike. The result is the same function's result: only *when* the
+CPU works on it changes.
 
 What a class needs on top: results kept per key, each computed once, started ahead of time
 (`prefetch`: as soon as a learner's text is known, so the CPU a class leaves idle while they
 read works it out; one queued per learner, of their latest text), and a learner who is waiting
-goes before every prefetch still queued.
+is served by workers of their own, never behind a prefetch still queued.
 
-Why SCHED_IDLE and not only a higher nice value: with each lens started as its learner types, a
-class's lenses are queued while the whole class is typing, and a nice +10 thread still gets about
-a tenth of a normal thread's share of a core; in the idle class the new texts go first
-(docs/server-cpu.md).
+Why the idle class for work started ahead: with each lens started as its learner types, a class's
+lenses are queued while the whole class is typing, and a nice +10 thread still gets about a tenth
+of a normal thread's share of a core; in the idle class the new texts go first
+(docs/server-cpu.md). Why not for work someone waits for: on a machine kept busy (another process
+at full speed), an idle-class thread gets almost nothing, and the learner would wait for as long.
 
 `ITT_LOW_PRIORITY=off` runs everything in the caller's thread, as before (for comparisons).
-Where the OS refuses SCHED_IDLE, the workers run at nice +10; where it refuses that too (not
-Linux), at normal priority.
+Where the OS refuses SCHED_IDLE, work started ahead runs at nice +10 too; where it refuses that
+as well (not Linux), at normal priority.
 """
 
 from __future__ import annotations
@@ -56,17 +58,27 @@ def _name_this_thread(name: bytes) -> None:
         pass  # not Linux: the name is only for benchmarks
 
 
-def _lower_this_thread() -> None:
+def _lower_this_thread(idle: bool) -> None:
+    """nice +10, and (`idle`) the idle class: this thread then runs only when no other wants a core."""
     _name_this_thread(b"itt-low-jobs")
     tid = threading.get_native_id()
     try:
         os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + LOW_NICE)
     except (AttributeError, OSError):
         pass  # no per-thread priority here: the work runs at normal priority
+    if idle:
+        _set_idle(tid, True)
+
+
+def _set_idle(tid: int, idle: bool) -> bool:
+    """Move thread `tid` into the idle class or back to the normal one (keeping its nice value).
+    Leaving the idle class needs the right to raise a priority (root, or CAP_SYS_NICE, or a
+    RLIMIT_NICE that allows it): without it, False, and the thread stays where it is."""
     try:
-        os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+        os.sched_setscheduler(tid, os.SCHED_IDLE if idle else os.SCHED_OTHER, os.sched_param(0))
+        return True
     except (AttributeError, OSError):
-        pass  # no idle class here: nice +10 it is
+        return False
 
 
 def thread_idle() -> bool:
@@ -89,6 +101,7 @@ class _Job:
     def __init__(self, fn: Callable[[], Any], priority: int) -> None:
         self.fn, self.priority = fn, priority
         self.started = False
+        self.tid: int | None = None  # the worker running it
         self.owners: set[Hashable] = set()  # who started it ahead (see Jobs.prefetch)
         self.done = threading.Event()
         self.result: Any = None
@@ -96,13 +109,18 @@ class _Job:
 
 
 class Jobs:
-    """Results by key, each computed once on `workers` low-priority threads of its own.
+    """Results by key, each computed once on low-priority threads of its own.
 
     `get(key, make)` returns the result: kept, being computed (it waits), queued (it moves the job
-    to the front and waits) or new (queued at the front). `prefetch(key, make)` queues it behind
-    every waited-for job and returns at once. `make()` returns the function to run; it is called
-    in the caller's thread, only when the key is neither kept nor queued. The last `keep` results
-    are kept; a failed job is not (the next `get` tries again, its waiters get the exception).
+    to the waited-for queue and waits) or new (queued there). `prefetch(key, make)` queues it
+    ahead and returns at once. `make()` returns the function to run; it is called in the caller's
+    thread, only when the key is neither kept nor queued. The last `keep` results are kept; a
+    failed job is not (the next `get` tries again, its waiters get the exception).
+
+    Two sets of up to `workers` threads each, started when first needed: waited-for jobs run at
+    nice +10, so someone waiting is never starved on a busy machine; jobs started ahead run in the
+    idle class, so they take only what nobody else wants. A job someone starts waiting for while
+    it runs ahead is moved to the normal class where the OS allows it.
 
     Example: jobs = Jobs(keep=8); jobs.prefetch("a", lambda: lambda: 6 * 7); jobs.get("a", ...) -> 42
     """
@@ -113,19 +131,25 @@ class Jobs:
         self._kept: OrderedDict[Hashable, Any] = OrderedDict()
         self._jobs: dict[Hashable, _Job] = {}
         self._owned: dict[Hashable, Hashable] = {}  # owner -> the key they last started ahead
-        self._queue: list[tuple[int, int, Hashable]] = []  # (priority, order, key); stale entries skipped
+        # Per priority: a queue of (order, key), stale entries skipped, and its worker threads.
+        self._queues: dict[int, list[tuple[int, Hashable]]] = {WAITED: [], AHEAD: []}
+        self._pools: dict[int, list[threading.Thread]] = {WAITED: [], AHEAD: []}
         self._order = itertools.count()
         self._wake = threading.Condition(self._lock)
-        self._threads: list[threading.Thread] = []
         self._closing = False
         atexit.register(self.close)
+
+    @property
+    def _threads(self) -> list[threading.Thread]:
+        return self._pools[WAITED] + self._pools[AHEAD]
 
     def close(self, timeout_s: float = 60.0) -> None:
         """Start nothing more and wait for the jobs running now (at exit: a worker stopped in the
         middle of a torch operation while Python shuts down makes the process abort)."""
         with self._lock:
             self._closing = True
-            self._queue.clear()
+            for queue in self._queues.values():
+                queue.clear()
             running = [job for job in self._jobs.values() if job.started]
             for key, job in list(self._jobs.items()):
                 if not job.started:  # anyone waiting for it hears why
@@ -139,33 +163,39 @@ class Jobs:
             if thread is not threading.current_thread():
                 thread.join(timeout_s)
 
-    def _push(self, key: Hashable, job: _Job) -> None:
-        heapq.heappush(self._queue, (job.priority, next(self._order), key))
-        if len(self._threads) < self.workers:
-            t = threading.Thread(target=self._work, name=f"itt-low-jobs-{len(self._threads)}", daemon=True)
-            self._threads.append(t)
+    def _push(self, key: Hashable, job: _Job) -> None:  # under the lock
+        heapq.heappush(self._queues[job.priority], (next(self._order), key))
+        pool = self._pools[job.priority]
+        if len(pool) < self.workers:
+            kind = "waited" if job.priority == WAITED else "ahead"
+            t = threading.Thread(target=self._work, args=(job.priority,), daemon=True,
+                                 name=f"itt-low-jobs-{kind}-{len(pool)}")
+            pool.append(t)
             t.start()
-        self._wake.notify()
+        self._wake.notify_all()  # workers of both kinds wait on this condition
 
     def _keep(self, key: Hashable, result: Any) -> None:  # under the lock
         self._kept[key] = result
         while len(self._kept) > self.keep:
             self._kept.popitem(last=False)
 
-    def _work(self) -> None:
-        _lower_this_thread()
+    def _work(self, priority: int) -> None:
+        _lower_this_thread(idle=priority == AHEAD)
+        queue = self._queues[priority]
         while True:
             with self._lock:
                 while True:
-                    while not self._queue and not self._closing:
+                    while not queue and not self._closing:
                         self._wake.wait()
                     if self._closing:
                         return
-                    priority, _, key = heapq.heappop(self._queue)
+                    _, key = heapq.heappop(queue)
                     job = self._jobs.get(key)
                     if job is not None and not job.started and job.priority == priority:
-                        job.started = True
+                        job.started, job.tid = True, threading.get_native_id()
                         break
+            if priority == AHEAD:
+                _set_idle(job.tid, True)  # back in the idle class, if the last job was waited for
             try:
                 job.result = job.fn()
             except BaseException as e:  # handed to whoever waits; the worker goes on
@@ -249,10 +279,14 @@ class Jobs:
         return job.result
 
     def _wait_for(self, key: Hashable, job: _Job) -> None:  # under the lock, found in self._jobs
-        """Someone waits for `job`: to the front of the queue (and no owner's newer text drops it)."""
-        if not job.started and job.priority != WAITED:
-            job.priority = WAITED  # its old place in the queue is skipped
+        """Someone waits for `job` (and no owner's newer text drops it now)."""
+        if job.priority == WAITED:
+            return
+        job.priority = WAITED
+        if not job.started:  # to the waited-for queue; its place in the other is skipped
             self._push(key, job)
+        elif job.tid is not None:  # running ahead: out of the idle class, where the OS allows it
+            _set_idle(job.tid, False)
 
     def kept(self, key: Hashable) -> bool:
         with self._lock:

@@ -203,7 +203,7 @@ def steal_seconds() -> float:
 
 def low_threads(pids: list[int]) -> list[str]:
     """The /proc stat files of the servers' low-priority workers (lib/background.py names them
-    "itt-low-jobs"): the work started ahead of the learners, in the idle class."""
+    "itt-low-jobs"): the logit lenses, started ahead of the learners or waited for."""
     found = []
     for pid in pids:
         for task in glob.glob(f"/proc/{pid}/task/*"):
@@ -459,8 +459,8 @@ def cpu_table(out: Outcome, samples: list[tuple[float, float]], k: int, elapsed:
                      f"{percentile(ms, 0.95):.0f} | {statistics.fmean(kb):.1f} | "
                      f"{f'<= {goal} ms ' if goal else ''}{verdict} |")
     lines.append(f"| {k} | (server CPU in all: {total + low:.1f} s in {elapsed:.0f} s of wall time; "
-                 f"between actions {background:.1f} s; logit lenses worked out ahead in the idle class "
-                 f"{low:.1f} s, not counted in the actions above) | | | | | | |")
+                 f"between actions {background:.1f} s; the low-priority workers (logit lenses, ahead in the "
+                 f"idle class or waited for) {low:.1f} s, not counted in the actions above) | | | | | | |")
     return lines
 
 
