@@ -9,7 +9,8 @@ Debian's Chromium (Playwright):
 - moves each view-only widget one step, `--moves` times (up, down, up...: a slider's arrow keys,
   a number input's + and - buttons, a select box's next option): p50/p95 of the
   time from the key press until the run it caused is over and the page is drawn as not running,
-  and the bytes sent per move.
+  and the bytes sent per move. A widget in a section computed when reached is moved after the page
+  has been scrolled down to its end, as a learner reading on would.
 
 "Over" is what Streamlit's websocket says (tests/e2e/conftest.py's AppRuns: the rerun request,
 then the start and finish of its run), then the DOM's script state "notRunning": the learner's
@@ -35,6 +36,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from lib import i18n  # noqa: E402
+from tests.e2e.axe import scroll_to_end  # noqa: E402
 from tests.e2e.conftest import (  # noqa: E402
     CHROMIUM, CHROMIUM_ARGS, SERVER_WARM_TIMEOUT_MS, runs_of, serve, settle, track,
 )
@@ -227,6 +229,8 @@ def move(page, w: Widget, moves: int, counter: Bytes, sweep: bool = False) -> No
         runs.wait(lambda: runs.sent > before, TIMEOUT_MS, "the preparing click's rerun")
         until_settled(page)
     box = page.locator(f".st-key-{w.spec.key.replace('.', '-')}")
+    if box.count() == 0:  # in a section computed when reached: the learner scrolls down to it
+        scroll_to_end(page, TIMEOUT_MS)
     if box.count() == 0:
         w.note = "not on the page"
         return
