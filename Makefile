@@ -22,6 +22,7 @@ N ?= 2
 replicas: setup
 	$(PY) scripts/replicas.py --replicas $(N)
 
+# Three pytest-xdist workers (pyproject.toml's addopts; docs/testing.md says how and why).
 test: setup-test
 	$(PY) -m pytest
 

@@ -6,8 +6,38 @@ they need neither the network nor the real model's files.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+
 import pytest
 import torch
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile` (pyproject.toml's addopts): xdist's loadfile schedule, with the files that
+    share a walk through the app in one unit and the longest units first (tests/schedule.py)."""
+    if config.getvalue("dist") == "loadfile":
+        from tests.schedule import make_scheduler
+
+        return make_scheduler(config, log)
+    return None
+
+
+def pytest_configure(config):
+    """A class store of this process's own (a SQLite file in a temporary folder) for the app's
+    servers and pages the tests start: never the developer's store in the app's cache folder, and
+    never another xdist worker's. Tests that need another store set ITT_DATABASE_URL themselves."""
+    folder = tempfile.mkdtemp(prefix="itt-test-store-")
+    config._itt_store_folder = folder
+    os.environ["ITT_DATABASE_URL"] = f"sqlite:///{folder}/classroom.sqlite3"
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_itt_store_folder", None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -25,7 +25,8 @@ Helpers (every e2e test sends its inputs through these; none sleeps a fixed time
   attached, visible and enabled, send, check the value shows in the DOM, then
   wait until the browser sent the rerun and its run started and ended.
 - `wait_for_app(page, text=None)`: settle, then wait for `text`.
-- `save_screenshot(page, path=docs/screenshot.png)`: the README's picture.
+- `save_screenshot(page, name, tmp_path)`: a picture for docs/ (the README's, the hub's bar), saved
+  in the test's own folder; UPDATE_SCREENSHOT=1 saves it in docs/ instead, to refresh the pictures.
 
 The `app_url` fixture warms the server: it opens the app once and waits for the
 first lesson before any test runs, so no test pays for the model load.
@@ -66,7 +67,7 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
 ]
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-DOCS_SCREENSHOT = REPO / "docs" / "screenshot.png"
+DOCS = REPO / "docs"
 SERVER_START_TIMEOUT_S = 90
 APP_TIMEOUT_MS = 60_000  # one run of a page, on a loaded 2-core machine
 SERVER_WARM_TIMEOUT_MS = 240_000  # the first open of a server: model load (conversion on a cold cache) and capture
@@ -554,8 +555,15 @@ def goto(page, url: str, text: str | None = None, timeout: int = APP_TIMEOUT_MS)
         settle(page, timeout)
 
 
-def save_screenshot(page, path: Path = DOCS_SCREENSHOT) -> Path:
-    """Save what the page shows (the README's picture by default)."""
+def save_screenshot(page, name: str, tmp_path: Path) -> Path:
+    """Save what the page shows as `name`, a picture of docs/ (e.g. "screenshot.png", the README's).
+
+    Saved in the test's `tmp_path`: a test run never rewrites docs/, and tests running side by side
+    (xdist's workers) never write the same file. UPDATE_SCREENSHOT=1 saves it in docs/ itself, for
+    the run that refreshes the pictures (`UPDATE_SCREENSHOT=1 pytest -n 0` on the tests that take them).
+    """
+    folder = DOCS if os.environ.get("UPDATE_SCREENSHOT") == "1" else tmp_path
+    path = folder / name
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(path))
     return path

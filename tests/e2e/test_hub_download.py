@@ -1,7 +1,7 @@
 """A hub model downloaded in the real browser: the loading bar shows the file, its bytes of the
 total, the speed and the time left while the weights arrive from a local stand-in of the hub
-(tests/hub_standin.py, throttled), then the lessons run on the new model. Saves the picture of
-the bar for docs/hub-models.md.
+(tests/hub_standin.py, throttled), then the lessons run on the new model. Takes the picture of
+the bar for docs/hub-models.md (written there with UPDATE_SCREENSHOT=1, see save_screenshot).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from tests.hub_standin import OWNER, HubStandIn, Repo, hub_server  # noqa: F401 
 
 pytestmark = pytest.mark.e2e
 
-PICTURE = REPO / "docs" / "hub-download-progress.png"
+PICTURE = "hub-download-progress.png"  # in docs/ (see save_screenshot)
 
 
 def test_download_progress_shows_in_the_page(page, hub_server, tmp_path, monkeypatch):
@@ -40,7 +40,7 @@ def test_download_progress_shows_in_the_page(page, hub_server, tmp_path, monkeyp
             text = bar.inner_text()
             assert "MB/s" in text or "kB/s" in text, text
             assert "(file 4 of 4)" in text, text
-            save_screenshot(page, PICTURE)
+            save_screenshot(page, PICTURE, tmp_path)
             # Then the download ends and the lesson runs on the new model.
             expect(sidebar.get_by_text(i18n.fill(en["sidebar.model"], name=name)).first).to_be_visible(
                 timeout=APP_TIMEOUT_MS)

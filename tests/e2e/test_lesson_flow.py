@@ -16,7 +16,7 @@ from tests.e2e.conftest import CHARTS, APP_TIMEOUT_MS, click, goto, save_screens
 pytestmark = pytest.mark.e2e
 
 
-def test_learner_path_through_lesson_one(page, app_url):
+def test_learner_path_through_lesson_one(page, app_url, tmp_path):
     from playwright.sync_api import expect
 
     en, it = i18n.ui("en"), i18n.ui("it")
@@ -30,7 +30,7 @@ def test_learner_path_through_lesson_one(page, app_url):
     charts.nth(1).scroll_into_view_if_needed()
     expect(charts.nth(1).locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
     page.locator("h2").filter(has_text=en["numbers.live.header"]).first.evaluate("e => e.scrollIntoView()")
-    save_screenshot(page)  # the README's picture: the live model's numbers and where its parameters are
+    save_screenshot(page, "screenshot.png", tmp_path)  # the README's picture: the live model's numbers and where its parameters are
 
     # bertviz draws its token labels inside the iframe: only possible if require.js, d3 and
     # jQuery loaded from the app itself (anything else would have been blocked).

@@ -60,9 +60,11 @@ def test_a_section_of_a_page_left_behind_never_asks_for_its_rerun(page, app_url)
     expect(box).to_contain_text(pending)
     # Back on its own page (the address), the same section asks and is computed: the follower works.
     page.evaluate("() => history.pushState({}, '', location.pathname.replace(/kvcache$/, 'sampling'))")
-    # The learner scrolls away and back: the section comes into sight again.
+    # The learner scrolls away (the section's follower sees it leave) and back: it comes into sight again.
     page.locator("h1").first.evaluate("h => h.scrollIntoView()")
-    page.wait_for_timeout(500)
+    page.wait_for_function("f => f.__ittVisible === false",
+                           arg=box.locator("div.itt-follow").first.element_handle(timeout=APP_TIMEOUT_MS),
+                           timeout=APP_TIMEOUT_MS)
     box.evaluate("b => b.scrollIntoView({block: 'center'})")
     runs.wait(lambda: runs.sent > before, APP_TIMEOUT_MS, "the section asking for its rerun")
     settle(page)

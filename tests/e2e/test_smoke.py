@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from lib import bertviz_view, i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, goto, link_static, save_screenshot, serve
+from tests.e2e.conftest import APP_TIMEOUT_MS, goto, link_static, serve
 
 pytestmark = pytest.mark.e2e
 
@@ -24,8 +24,6 @@ def test_app_opens_without_errors(page, app_url, lang):
     expect(heading).to_be_visible(timeout=APP_TIMEOUT_MS)
     assert heading.inner_text().strip()
     assert page.locator('[data-testid="stException"]').count() == 0
-    if lang == "en" and os.environ.get("UPDATE_SCREENSHOT") == "1":
-        save_screenshot(page)
 
 
 BERTVIZ_APP = '''
