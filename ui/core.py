@@ -274,7 +274,10 @@ def capture(max_tokens: int | None = None) -> CaptureRef | None:
         # The block lesson's logit lens of this text, started now at low priority (ui/lens_jobs.py):
         # a class reaches it together, and the lessons before it leave the CPU time to work it out.
         ctx = get_script_run_ctx()
-        lens_jobs.prefetch_lens(name, current, max_tokens, owner=ctx.session_id if ctx else None)
+        try:
+            lens_jobs.prefetch_lens(name, current, max_tokens, owner=ctx.session_id if ctx else None)
+        except Exception:  # only a head start: the lens section works it out when reached, errors shown there
+            pass
     if cap.truncated:
         st.warning(t("text.truncated", n=num(cap.n_tokens), total=num(cap.n_tokens_total)))
     return ref
