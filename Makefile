@@ -22,7 +22,7 @@ N ?= 2
 replicas: setup
 	$(PY) scripts/replicas.py --replicas $(N)
 
-# Three pytest-xdist workers (pyproject.toml's addopts; docs/testing.md says how and why).
+# One process (pyproject.toml's addopts); `-n 3 --dist loadfile` runs on three workers (docs/testing.md).
 test: setup-test
 	$(PY) -m pytest
 
