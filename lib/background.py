@@ -42,6 +42,10 @@ T = TypeVar("T")
 
 LOW_NICE = 10  # added to the process's nice value where the idle class is refused (~1/10 of a normal share)
 WORKERS = 2
+# The idle class is not used for now: a starved idle-class thread that holds Python's lock (the
+# GIL) stalls every thread of the server until the machine has a free core for it; a fresh run of
+# the browser tests, Chromium busy, showed a page that never came. nice +10 for both kinds.
+USE_IDLE_CLASS = False
 
 
 def enabled() -> bool:
@@ -180,7 +184,7 @@ class Jobs:
             self._kept.popitem(last=False)
 
     def _work(self, priority: int) -> None:
-        _lower_this_thread(idle=priority == AHEAD)
+        _lower_this_thread(idle=USE_IDLE_CLASS and priority == AHEAD)
         queue = self._queues[priority]
         while True:
             with self._lock:
@@ -194,7 +198,7 @@ class Jobs:
                     if job is not None and not job.started and job.priority == priority:
                         job.started, job.tid = True, threading.get_native_id()
                         break
-            if priority == AHEAD:
+            if USE_IDLE_CLASS and priority == AHEAD:
                 _set_idle(job.tid, True)  # back in the idle class, if the last job was waited for
             try:
                 job.result = job.fn()
@@ -285,7 +289,7 @@ class Jobs:
         job.priority = WAITED
         if not job.started:  # to the waited-for queue; its place in the other is skipped
             self._push(key, job)
-        elif job.tid is not None:  # running ahead: out of the idle class, where the OS allows it
+        elif USE_IDLE_CLASS and job.tid is not None:  # running ahead: out of the idle class, where the OS allows it
             _set_idle(job.tid, False)
 
     def kept(self, key: Hashable) -> bool:
