@@ -3,28 +3,25 @@
 A class shares one server. Some results are big and only wanted once the learner scrolls to them
 (the logit lens: 31 layers × 24 positions × 49,152 logits). Computed in the session's own thread,
 they compete on equal terms with every other learner's slider move and new text, and a class that
-reaches them together queues everything behind them. `Jobs` computes them on a few threads of
-its own that the operating system schedules after the others: at nice +10 when someone waits for
-the result, and in Linux's idle class (SCHED_IDLE: a core only when no other thread wants it) when
-it is started ahead; the threads torch starts from them for its parallel loops inherit either. A
-quiet server gives them every core; a busy one serves the other learners' inputs first, those of
-every replica on the machine alike. The result is the same function's result: only *when* the
-CPU works on it changes.
+reaches them together queues everything behind them. `Jobs` computes them on threads of its own
+at nice +10, which the operating system schedules after the others (the threads torch starts from
+them for its parallel loops inherit it). A quiet server gives them every core; a busy one serves
+the other learners' inputs first. The result is the same function's result: only *when* and
+*where* the CPU works on it changes.
 
 What a class needs on top: results kept per key, each computed once, started ahead of time
 (`prefetch`: as soon as a learner's text is known, so the CPU a class leaves idle while they
 read works it out; one queued per learner, of their latest text), and a learner who is waiting
 is served by workers of their own, never behind a prefetch still queued.
 
-Why the idle class for work started ahead: with each lens started as its learner types, a class's
-lenses are queued while the whole class is typing, and a nice +10 thread still gets about a tenth
-of a normal thread's share of a core; in the idle class the new texts go first
-(docs/server-cpu.md). Why not for work someone waits for: on a machine kept busy (another process
-at full speed), an idle-class thread gets almost nothing, and the learner would wait for as long.
+Work started ahead may go further down: a job whose function has an `ahead()` runs that instead,
+one at a time, such as the logit lens handed to a process of its own in Linux's idle class
+(lib/lens_worker.py: a core only when nobody else wants one). Not a thread of the server in the
+idle class: a starved one that holds Python's lock (the GIL) stalls every thread of the server.
+When someone starts waiting for such a job, its `promote()` is called.
 
 `ITT_LOW_PRIORITY=off` runs everything in the caller's thread, as before (for comparisons).
-Where the OS refuses SCHED_IDLE, work started ahead runs at nice +10 too; where it refuses that
-as well (not Linux), at normal priority.
+Where the OS refuses a per-thread priority (not Linux), the workers run at normal priority.
 """
 
 from __future__ import annotations
@@ -40,12 +37,9 @@ from typing import Any, Callable, Hashable, TypeVar
 
 T = TypeVar("T")
 
-LOW_NICE = 10  # added to the process's nice value where the idle class is refused (~1/10 of a normal share)
-WORKERS = 2
-# The idle class is not used for now: a starved idle-class thread that holds Python's lock (the
-# GIL) stalls every thread of the server until the machine has a free core for it; a fresh run of
-# the browser tests, Chromium busy, showed a page that never came. nice +10 for both kinds.
-USE_IDLE_CLASS = False
+LOW_NICE = 10  # added to the process's nice value: about a tenth of a normal thread's share of a core
+WORKERS = 2  # threads for work someone waits for
+AHEAD_WORKERS = 1  # threads for work started ahead: one at a time, behind everything else
 
 
 def enabled() -> bool:
@@ -62,35 +56,14 @@ def _name_this_thread(name: bytes) -> None:
         pass  # not Linux: the name is only for benchmarks
 
 
-def _lower_this_thread(idle: bool) -> None:
-    """nice +10, and (`idle`) the idle class: this thread then runs only when no other wants a core."""
+def _lower_this_thread() -> None:
+    """nice +10 for this thread, and the name benchmarks look for."""
     _name_this_thread(b"itt-low-jobs")
     tid = threading.get_native_id()
     try:
         os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + LOW_NICE)
     except (AttributeError, OSError):
         pass  # no per-thread priority here: the work runs at normal priority
-    if idle:
-        _set_idle(tid, True)
-
-
-def _set_idle(tid: int, idle: bool) -> bool:
-    """Move thread `tid` into the idle class or back to the normal one (keeping its nice value).
-    Leaving the idle class needs the right to raise a priority (root, or CAP_SYS_NICE, or a
-    RLIMIT_NICE that allows it): without it, False, and the thread stays where it is."""
-    try:
-        os.sched_setscheduler(tid, os.SCHED_IDLE if idle else os.SCHED_OTHER, os.sched_param(0))
-        return True
-    except (AttributeError, OSError):
-        return False
-
-
-def thread_idle() -> bool:
-    """Whether the calling thread runs only when no other thread wants the CPU (SCHED_IDLE)."""
-    try:
-        return os.sched_getscheduler(threading.get_native_id()) == os.SCHED_IDLE
-    except (AttributeError, OSError):
-        return False
 
 
 def thread_nice() -> int:
@@ -105,7 +78,6 @@ class _Job:
     def __init__(self, fn: Callable[[], Any], priority: int) -> None:
         self.fn, self.priority = fn, priority
         self.started = False
-        self.tid: int | None = None  # the worker running it
         self.owners: set[Hashable] = set()  # who started it ahead (see Jobs.prefetch)
         self.done = threading.Event()
         self.result: Any = None
@@ -121,10 +93,9 @@ class Jobs:
     thread, only when the key is neither kept nor queued. The last `keep` results are kept; a
     failed job is not (the next `get` tries again, its waiters get the exception).
 
-    Two sets of up to `workers` threads each, started when first needed: waited-for jobs run at
-    nice +10, so someone waiting is never starved on a busy machine; jobs started ahead run in the
-    idle class, so they take only what nobody else wants. A job someone starts waiting for while
-    it runs ahead is moved to the normal class where the OS allows it.
+    Two sets of threads at nice +10, started when first needed: up to `workers` for waited-for
+    jobs, so someone waiting is never behind work started ahead, and `AHEAD_WORKERS` for jobs
+    started ahead, which run `fn.ahead()` where the function has one (see the module's notes).
 
     Example: jobs = Jobs(keep=8); jobs.prefetch("a", lambda: lambda: 6 * 7); jobs.get("a", ...) -> 42
     """
@@ -170,7 +141,7 @@ class Jobs:
     def _push(self, key: Hashable, job: _Job) -> None:  # under the lock
         heapq.heappush(self._queues[job.priority], (next(self._order), key))
         pool = self._pools[job.priority]
-        if len(pool) < self.workers:
+        if len(pool) < (self.workers if job.priority == WAITED else AHEAD_WORKERS):
             kind = "waited" if job.priority == WAITED else "ahead"
             t = threading.Thread(target=self._work, args=(job.priority,), daemon=True,
                                  name=f"itt-low-jobs-{kind}-{len(pool)}")
@@ -184,7 +155,7 @@ class Jobs:
             self._kept.popitem(last=False)
 
     def _work(self, priority: int) -> None:
-        _lower_this_thread(idle=USE_IDLE_CLASS and priority == AHEAD)
+        _lower_this_thread()
         queue = self._queues[priority]
         while True:
             with self._lock:
@@ -196,12 +167,11 @@ class Jobs:
                     _, key = heapq.heappop(queue)
                     job = self._jobs.get(key)
                     if job is not None and not job.started and job.priority == priority:
-                        job.started, job.tid = True, threading.get_native_id()
+                        job.started = True
                         break
-            if USE_IDLE_CLASS and priority == AHEAD:
-                _set_idle(job.tid, True)  # back in the idle class, if the last job was waited for
+            run = getattr(job.fn, "ahead", job.fn) if priority == AHEAD else job.fn
             try:
-                job.result = job.fn()
+                job.result = run()
             except BaseException as e:  # handed to whoever waits; the worker goes on
                 job.error = e
             with self._lock:
@@ -289,8 +259,13 @@ class Jobs:
         job.priority = WAITED
         if not job.started:  # to the waited-for queue; its place in the other is skipped
             self._push(key, job)
-        elif USE_IDLE_CLASS and job.tid is not None:  # running ahead: out of the idle class, where the OS allows it
-            _set_idle(job.tid, False)
+        else:  # running ahead: raised, if it can be
+            promote = getattr(job.fn, "promote", None)
+            if promote is not None:
+                try:
+                    promote()
+                except Exception:  # only sooner: the job goes on where it is
+                    pass
 
     def kept(self, key: Hashable) -> bool:
         with self._lock:

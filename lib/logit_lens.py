@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from lib.capture import head_logits
+from lib.lens_worker import LensProcess, LensProcessError, lens_tables
 from lib.models import LoadedModel
 
 
@@ -87,29 +88,43 @@ def logit_lens(loaded: LoadedModel, resid: np.ndarray, positions: np.ndarray | N
     if pos.size and (pos.min() < 0 or pos.max() >= t):
         raise IndexError(f"positions outside 0..{t - 1}")
     p = pos.size
-    v = loaded.info.vocab_size
-    k = max(1, min(k, v))
-    final_ids = lens_logits(loaded, resid[-1, pos]).argmax(axis=-1) if p else np.zeros(0, dtype=np.int64)
+    k = max(1, min(k, loaded.info.vocab_size))
     rows = resid[:, pos].reshape(n_rows * p, d)  # layer-major: row = layer * P + i
-    want = np.tile(final_ids, n_rows)  # [rows] the final prediction, per row
-    top_ids = np.zeros((n_rows * p, k), dtype=np.int64)
-    top_probs = np.zeros((n_rows * p, k), dtype=np.float64)
-    final_prob = np.zeros(n_rows * p, dtype=np.float64)
-    final_rank = np.zeros(n_rows * p, dtype=np.int64)
-    for start in range(0, n_rows * p, chunk_rows):
-        stop = min(start + chunk_rows, n_rows * p)
-        logits = torch.from_numpy(lens_logits(loaded, rows[start:stop]))  # [r, V]
-        vals, ids = logits.topk(k, dim=-1)
-        target = logits.gather(1, torch.from_numpy(want[start:stop]).view(-1, 1))  # [r, 1]
-        # numpy counts a comparison's True values 5× faster than torch's bool sum on this CPU.
-        final_rank[start:stop] = np.count_nonzero(logits.numpy() > target.numpy(), axis=-1)
-        # The softmax's normaliser, log-sum-exp with the row's maximum (the top value) taken out, worked
-        # in place: [r, V] logits are no longer needed after this, and no [r, V] copy is made.
-        top = vals[:, :1]
-        lse = top + logits.sub_(top).exp_().sum(dim=-1, keepdim=True).log()
-        top_ids[start:stop] = ids.numpy()
-        top_probs[start:stop] = torch.exp(vals - lse).double().numpy()
-        final_prob[start:stop] = torch.exp(target - lse).double().numpy()[:, 0]
-    return Lens(positions=pos, top_ids=top_ids.reshape(n_rows, p, k), top_probs=top_probs.reshape(n_rows, p, k),
-                final_ids=np.asarray(final_ids, dtype=np.int64), final_prob=final_prob.reshape(n_rows, p),
-                final_rank=final_rank.reshape(n_rows, p))
+    tables = lens_tables(lambda x: lens_logits(loaded, x), rows, p, k, chunk_rows)
+    return lens_from_tables(tables, pos, n_rows)
+
+
+def logit_lens_elsewhere(process: LensProcess, model_key, loaded: LoadedModel, resid: np.ndarray,
+                         k: int = 5) -> Lens:
+    """`logit_lens(loaded, resid, k=k)`, with its big products worked out in the lens process
+    (lib/lens_worker.py): the final norm is applied here (a few ms), the unembedding there.
+    `model_key` names the model to the process, which is given the unembedding when it lacks it.
+    Raises LensProcessError where that cannot be done (an unembedding that is not a linear map, a
+    process that died): the caller then calls `logit_lens`.
+    """
+    resid = np.asarray(resid)
+    n_rows, p, d = resid.shape
+    model, ad = loaded.model, loaded.adapter
+    head = ad.unembed(model)
+    if not isinstance(head, torch.nn.Linear):
+        raise LensProcessError(f"the unembedding is a {type(head).__name__}, not a linear map")
+
+    def unembedding() -> tuple[np.ndarray, np.ndarray | None]:
+        bias = None if head.bias is None else head.bias.detach().float().numpy()
+        return head.weight.detach().float().numpy(), bias
+
+    with torch.inference_mode():
+        rows = torch.from_numpy(np.ascontiguousarray(resid.reshape(n_rows * p, d), dtype=np.float32))
+        normed = ad.final_norm(model)(rows).float().numpy()
+    k = max(1, min(k, loaded.info.vocab_size))
+    tables = process.tables(model_key, unembedding, normed, p, k)
+    return lens_from_tables(tables, np.arange(p, dtype=np.int64), n_rows)
+
+
+def lens_from_tables(tables: dict[str, np.ndarray], positions: np.ndarray, n_rows: int) -> Lens:
+    """The Lens of `lens_tables`'s rows (layer-major, n_rows layers) at `positions`."""
+    p, k = len(positions), tables["top_ids"].shape[-1]
+    return Lens(positions=np.asarray(positions, dtype=np.int64),
+                top_ids=tables["top_ids"].reshape(n_rows, p, k), top_probs=tables["top_probs"].reshape(n_rows, p, k),
+                final_ids=tables["final_ids"], final_prob=tables["final_prob"].reshape(n_rows, p),
+                final_rank=tables["final_rank"].reshape(n_rows, p))

@@ -144,9 +144,9 @@ class Servers:
         return self
 
     def memory_mb(self) -> tuple[float, float]:
-        """RSS now and the peak so far, summed over the replicas."""
+        """RSS now and the peak so far, summed over the replicas and their lens processes."""
         now = peak = 0.0
-        for pid in self.pids:
+        for pid in self.pids + lens_processes(self.pids):
             mb = status_mb(pid)
             r, h = mb["VmRSS"], mb["VmHWM"]
             now, peak = now + r, peak + h
@@ -201,6 +201,26 @@ def steal_seconds() -> float:
         return 0.0
 
 
+def lens_processes(pids: list[int]) -> list[int]:
+    """The servers' lens processes (lib/lens_worker.py, named "itt-lens"): their children by that name."""
+    found = []
+    for pid in pids:
+        for children in glob.glob(f"/proc/{pid}/task/*/children"):
+            try:
+                with open(children) as f:
+                    kids = [int(c) for c in f.read().split()]
+            except OSError:
+                continue
+            for kid in kids:
+                try:
+                    with open(f"/proc/{kid}/comm") as f:
+                        if f.read().startswith("itt-lens"):
+                            found.append(kid)
+                except OSError:
+                    continue
+    return found
+
+
 def low_threads(pids: list[int]) -> list[str]:
     """The /proc stat files of the servers' low-priority workers (lib/background.py names them
     "itt-low-jobs"): the logit lenses, started ahead of the learners or waited for."""
@@ -230,7 +250,8 @@ def thread_cpu_seconds(stat_files: list[str]) -> float:
 
 class CpuMeter:
     """Samples the servers' CPU time every `every_s` seconds on a thread, from start() to stop():
-    (clock, the CPU of everything but the low-priority workers, the workers' CPU)."""
+    (clock, the CPU of everything but the low-priority work, the low-priority work's CPU: the
+    workers' threads, and the lens processes, which are not in their server's own count)."""
 
     def __init__(self, pids: list[int], every_s: float = 0.01):
         import threading
@@ -238,24 +259,29 @@ class CpuMeter:
         self.pids, self.every_s = pids, every_s
         self.samples: list[tuple[float, float, float]] = []
         self._low: list[str] = []
+        self._lens: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _sample(self) -> tuple[float, float, float]:
         low = thread_cpu_seconds(self._low)
-        return time.perf_counter(), cpu_seconds(self.pids) - low, low
+        return time.perf_counter(), cpu_seconds(self.pids) - low, low + thread_cpu_seconds(self._lens)
 
     def _run(self) -> None:
         n = 0
         while not self._stop.is_set():
             if n % 100 == 0:  # workers start when first needed: look for them every second
-                self._low = low_threads(self.pids)
+                self._find()
             self.samples.append(self._sample())
             n += 1
             self._stop.wait(self.every_s)
 
-    def start(self) -> "CpuMeter":
+    def _find(self) -> None:
         self._low = low_threads(self.pids)
+        self._lens = [f"/proc/{pid}/stat" for pid in lens_processes(self.pids)]  # live as long as its server
+
+    def start(self) -> "CpuMeter":
+        self._find()
         self._thread.start()
         return self
 
@@ -459,8 +485,8 @@ def cpu_table(out: Outcome, samples: list[tuple[float, float]], k: int, elapsed:
                      f"{percentile(ms, 0.95):.0f} | {statistics.fmean(kb):.1f} | "
                      f"{f'<= {goal} ms ' if goal else ''}{verdict} |")
     lines.append(f"| {k} | (server CPU in all: {total + low:.1f} s in {elapsed:.0f} s of wall time; "
-                 f"between actions {background:.1f} s; the low-priority workers (logit lenses, ahead in the "
-                 f"idle class or waited for) {low:.1f} s, not counted in the actions above) | | | | | | |")
+                 f"between actions {background:.1f} s; the low-priority work (logit lenses, ahead in the lens "
+                 f"process's idle class or waited for) {low:.1f} s, not counted in the actions above) | | | | | | |")
     return lines
 
 

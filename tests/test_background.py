@@ -1,5 +1,6 @@
 """lib/background.py: low-priority work returns the same result, computed on another thread that
-the OS schedules after the others, as are the threads torch starts from it."""
+the OS schedules after the others, as are the threads torch starts from it; work started ahead
+runs the function's `ahead()` where it has one, and `promote()` when someone starts waiting."""
 
 import threading
 import time
@@ -11,7 +12,7 @@ from lib import background
 
 
 def _where():
-    return threading.current_thread().name, background.thread_nice(), background.thread_idle()
+    return threading.current_thread().name, background.thread_nice()
 
 
 def test_result_and_exceptions_come_back():
@@ -27,20 +28,19 @@ def test_runs_on_a_low_priority_single_torch_thread(monkeypatch):
     monkeypatch.delenv("ITT_LOW_PRIORITY", raising=False)
     here_nice = background.thread_nice()
     jobs = background.Jobs(keep=4)
-    name, nice, idle = jobs.get("where", lambda: _where)
+    name, nice = jobs.get("where", lambda: _where)
     assert name.startswith("itt-low") and name != threading.current_thread().name
-    assert nice >= min(19, here_nice + background.LOW_NICE) and not idle  # Linux: someone waits: niced
+    assert nice >= min(19, here_nice + background.LOW_NICE)  # Linux: niced
     jobs.prefetch("ahead", lambda: _where)
     _until(lambda: jobs.kept("ahead"))
-    name, nice, idle = jobs.get("ahead", lambda: pytest.fail)
-    assert name.startswith("itt-low") and nice >= min(19, here_nice + background.LOW_NICE)
-    assert idle == (background.USE_IDLE_CLASS and hasattr(os, "SCHED_IDLE"))  # ahead: idle class if used
+    name, nice = jobs.get("ahead", lambda: pytest.fail)
+    assert name.startswith("itt-low-jobs-ahead") and nice >= min(19, here_nice + background.LOW_NICE)
     if os.path.exists("/proc/self/task"):  # named so benchmarks can tell its CPU apart
         comm = background.Jobs(keep=4).get("comm", lambda: lambda: open(
             f"/proc/self/task/{threading.get_native_id()}/comm").read().strip())
         assert comm == "itt-low-jobs"
     # The caller's own settings are untouched.
-    assert background.thread_nice() == here_nice and not background.thread_idle()
+    assert background.thread_nice() == here_nice
 
 
 def test_nested_and_switched_off_run_inline(monkeypatch):
@@ -76,31 +76,25 @@ def test_torch_threads_started_from_the_workers_inherit_their_priority():
     jobs.get("matmul", lambda: lambda: [x @ w.T for _ in range(3)])  # on a worker for the waited
     jobs.prefetch("ahead", lambda: lambda: [x @ w.T for _ in range(3)])  # on one for work ahead
     _until(lambda: jobs.kept("ahead"))
-    low, idle = set(), set()
+    low = set()
     for task in glob.glob("/proc/self/task/*"):
         with open(f"{task}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()  # from field 3 (state) on: see proc(5)
-        tid, nice, policy = int(task.rsplit("/", 1)[1]), int(fields[16]), int(fields[38])
-        if nice >= background.LOW_NICE:
-            (idle if policy == getattr(os, "SCHED_IDLE", None) else low).add(tid)
-    waited = {t.native_id for t in jobs._pools[background.WAITED]}
-    ahead = {t.native_id for t in jobs._pools[background.AHEAD]}
-    assert waited <= low and low - waited, "no torch thread at the waited workers' priority"
-    if hasattr(os, "SCHED_IDLE") and background.USE_IDLE_CLASS:
-        assert ahead <= idle and idle - ahead, "no torch thread in the idle class"
-    else:
-        assert ahead <= low
+        if int(fields[16]) >= background.LOW_NICE:
+            low.add(int(task.rsplit("/", 1)[1]))
+    workers = {t.native_id for t in jobs._pools[background.WAITED] + jobs._pools[background.AHEAD]}
+    assert workers <= low and low - workers, "no torch thread at the workers' priority"
 
 
 # --- Jobs: kept per key, started ahead, the waited-for first ----------------------------------
 
 
-# Work started ahead runs in the idle class: on a machine the other test workers keep busy it may
-# wait a long time for a core, so waits for it have a wide bound (a bound, not a timing assertion).
-IDLE_BOUND_S = 120
+# Work runs at nice +10: on a machine the other test workers keep busy it may wait a long time for
+# a core, so waits for it have a wide bound (a bound, not a timing assertion).
+BOUND_S = 120
 
 
-def _until(condition, bound_s: float = IDLE_BOUND_S) -> None:
+def _until(condition, bound_s: float = BOUND_S) -> None:
     """Wait until the other thread has done its step (a bounded poll, not a timing assertion)."""
     deadline = time.monotonic() + bound_s
     while not condition():
@@ -115,14 +109,14 @@ def _blocker(jobs: background.Jobs, key="hold", waited=False):
 
     def hold():
         started.set()
-        release.wait(IDLE_BOUND_S)
+        release.wait(BOUND_S)
         return key
 
     if waited:
         threading.Thread(target=lambda: jobs.get(key, lambda: hold), daemon=True).start()
     else:
         jobs.prefetch(key, lambda: hold)
-    assert started.wait(IDLE_BOUND_S)
+    assert started.wait(BOUND_S)
     return release
 
 
@@ -161,35 +155,43 @@ def test_a_waited_for_job_never_waits_behind_the_ones_started_ahead():
     assert order == ["ahead-2", "waited", "ahead-1"]  # each queued job joined, none computed twice
 
 
-def test_a_job_waited_for_while_it_runs_ahead_leaves_the_idle_class(monkeypatch):
-    import os
+class _Work:
+    """A job's function with an `ahead()`: the way it runs says which was called."""
 
-    if not hasattr(os, "SCHED_IDLE") or not background.USE_IDLE_CLASS:
-        pytest.skip("no idle class here")
-    jobs = background.Jobs(keep=4, workers=1)
-    started, release = threading.Event(), threading.Event()
+    def __init__(self, hold: threading.Event | None = None) -> None:
+        self.hold, self.started, self.promoted = hold, threading.Event(), []
 
-    def run():
-        started.set()
-        release.wait(IDLE_BOUND_S)
-        return background.thread_idle()
+    def __call__(self):
+        return "called"
 
-    jobs.prefetch("lens", lambda: run)
-    assert started.wait(IDLE_BOUND_S)
-    tid = jobs._jobs["lens"].tid
-    assert os.sched_getscheduler(tid) == os.SCHED_IDLE
+    def ahead(self):
+        self.started.set()
+        if self.hold is not None:
+            self.hold.wait(BOUND_S)
+        return "ahead"
+
+    def promote(self):
+        self.promoted.append(threading.current_thread().name)
+
+
+def test_work_started_ahead_runs_its_ahead_and_is_promoted_when_someone_waits():
+    jobs = background.Jobs(keep=8, workers=1)
+    release = threading.Event()
+    running = _Work(release)
+    jobs.prefetch("running", lambda: running)
+    assert running.started.wait(BOUND_S)
+    queued = _Work()
+    jobs.prefetch("queued", lambda: queued)  # behind it: the one worker ahead is busy
+    assert jobs.get("queued", lambda: pytest.fail) == "called"  # waited for before it began: run here
+    assert not queued.started.is_set() and not queued.promoted
     got = []
-    waiter = threading.Thread(target=lambda: got.append(jobs.get("lens", lambda: pytest.fail)))
+    waiter = threading.Thread(target=lambda: got.append(jobs.get("running", lambda: pytest.fail)))
     waiter.start()
-    _until(lambda: jobs._jobs["lens"].priority == background.WAITED)
+    _until(lambda: running.promoted)  # waited for while it runs ahead: promoted, once
     release.set()
-    waiter.join(IDLE_BOUND_S)
-    if os.geteuid() == 0:  # allowed to raise a priority: out of the idle class (at nice +10 still)
-        assert got == [False]
-    # The worker goes back to the idle class for its next job started ahead.
-    jobs.prefetch("next", lambda: background.thread_idle)
-    _until(lambda: jobs.kept("next"))
-    assert jobs.get("next", lambda: pytest.fail) is True
+    waiter.join(BOUND_S)
+    assert got == ["ahead"] and len(running.promoted) == 1
+    assert jobs.get("running", lambda: pytest.fail) == "ahead" and len(running.promoted) == 1  # kept
 
 
 def test_a_learners_newer_text_takes_the_place_of_their_lens_still_queued():
@@ -262,6 +264,6 @@ def test_closing_waits_for_the_running_job_and_starts_no_other():
     _until(lambda: jobs._closing)
     assert closer.is_alive()  # waiting for the running job
     release.set()
-    closer.join(IDLE_BOUND_S)
+    closer.join(BOUND_S)
     assert not closer.is_alive() and jobs.kept("hold") and not jobs.known("queued")
     assert jobs.get("after", lambda: lambda: "inline") == "inline"  # computed in the caller's thread

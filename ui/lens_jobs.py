@@ -6,6 +6,10 @@ ahead of time: as soon as a page has the capture of a new text (`core.capture`, 
 included), while the learner still reads the lessons before the block lesson. The lesson then
 finds it ready (`get_lens`), or waits at the front of the queue (lib/background.py).
 
+A lens started ahead has its big products worked out in a process of its own in Linux's idle class
+(lib/lens_worker.py), so a class typing its texts has the CPU first; a lens someone waits for is
+worked out in the server, at nice +10.
+
 Each learner has at most one lens started ahead and not begun: a newer text of theirs takes its
 place, so a learner trying ten sentences queues one lens, not ten.
 """
@@ -19,7 +23,8 @@ import numpy as np
 
 from lib.background import Jobs
 from lib.capture import DEFAULT_MAX_TOKENS, head_logits
-from lib.logit_lens import Lens, lens_positions, logit_lens
+from lib.lens_worker import LensProcess, LensProcessError
+from lib.logit_lens import Lens, lens_positions, logit_lens, logit_lens_elsewhere
 from ui.cache import get_capture, get_model
 
 LENS_WINDOW = 24  # positions the lens reads (the end of the text): 31 × 24 × 49152 logits
@@ -28,21 +33,44 @@ LENS_TOP_K = 5
 # Lenses by (model, text, max_tokens, window): a few KB each (top-k per layer and position), so a
 # class's worth is kept.
 LENSES = Jobs(keep=128)
+# Lenses started ahead are worked out there, in Linux's idle class (lib/lens_worker.py).
+LENS_PROCESS = LensProcess()
 
 
-def _lens_job(model_name: str, text: str, max_tokens: int, window: int):
-    """The lens's computation and its live check, holding only the rows they read (not the whole
-    capture): (the lens, the check's largest gap). The capture is read here, in the caller's
-    thread, so a low-priority worker never runs a forward pass (it would hold the model's lock)."""
-    lm, cap = get_model(model_name), get_capture(model_name, text, max_tokens)
-    pos = lens_positions(cap.n_tokens, window)
-    rows = np.ascontiguousarray(cap.resid[:, pos])
+class _LensWork:
+    """One lens's computation and its live check, holding only the rows they read (not the whole
+    capture). Called: worked out in this process. `ahead()` (a lens started ahead of time): its
+    products worked out in the lens process, or here if that cannot be done. The check reads the
+    model's own last step at these positions (Capture.logits_at) here, apart from the lens."""
 
-    def work() -> tuple[Lens, float]:
-        lens = dataclasses.replace(logit_lens(lm, rows, k=LENS_TOP_K), positions=pos)
-        # The model's own last step at these positions (Capture.logits_at), worked out apart from the lens.
-        return lens, lens_check_diff(lens, head_logits(lm, rows[-1]), lm.info.n_layers)
-    return work
+    def __init__(self, model_name: str, text: str, max_tokens: int, window: int) -> None:
+        # The capture is read here, in the caller's thread, so a low-priority worker never runs a
+        # forward pass (it would hold the model's lock).
+        self.model_name = model_name
+        self.lm, cap = get_model(model_name), get_capture(model_name, text, max_tokens)
+        self.pos = lens_positions(cap.n_tokens, window)
+        self.rows = np.ascontiguousarray(cap.resid[:, self.pos])
+
+    def _checked(self, lens: Lens) -> tuple[Lens, float]:
+        lens = dataclasses.replace(lens, positions=self.pos)
+        return lens, lens_check_diff(lens, head_logits(self.lm, self.rows[-1]), self.lm.info.n_layers)
+
+    def __call__(self) -> tuple[Lens, float]:
+        return self._checked(logit_lens(self.lm, self.rows, k=LENS_TOP_K))
+
+    def ahead(self) -> tuple[Lens, float]:
+        try:
+            lens = logit_lens_elsewhere(LENS_PROCESS, self.model_name, self.lm, self.rows, k=LENS_TOP_K)
+        except LensProcessError:
+            return self()
+        return self._checked(lens)
+
+    def promote(self) -> None:
+        LENS_PROCESS.promote()
+
+
+def _lens_job(model_name: str, text: str, max_tokens: int, window: int) -> _LensWork:
+    return _LensWork(model_name, text, max_tokens, window)
 
 
 def lens_check_diff(lens: Lens, logits: np.ndarray, n_layers: int) -> float:

@@ -1,0 +1,266 @@
+"""The logit lens's big products, in a process of its own that runs only on a core nobody else wants.
+
+A lens is 31 layers × 24 positions × 49,152 logits for the built-in model: about 2 CPU-seconds,
+nearly all of it one matrix product (the rows through the unembedding). A class's lenses are
+started ahead of time, as each learner types (ui/lens_jobs.py), so they are worked out while the
+class reads; they must then take only the CPU the class leaves idle.
+
+Linux's idle class (SCHED_IDLE) gives exactly that, but not to a thread of the server: a starved
+thread that holds Python's lock (the GIL) when the machine is busy stalls every other thread of
+the server with it. In a process of its own a starved lens holds up nothing but itself. So the
+server keeps its own threads and sends this process the rows, already through the final norm; the
+process works out the tables (`lens_tables`) and sends them back, a few KB.
+
+- `LensProcess` is the server's side: one process per server, started when first needed (torch's
+  import: a few seconds), given each model's unembedding once (113 MB for the built-in model, a
+  copy: the cost of not sharing the server's memory), one request at a time.
+- A learner who starts waiting for a lens being worked out here has the process raised to the
+  normal class (`promote`), where the OS allows it (root, or CAP_SYS_NICE); the next lens started
+  ahead puts it back in the idle class.
+- A process that dies or cannot start raises `LensProcessError`: the caller works the lens out in
+  the server, as without it.
+
+Deliberately light: numpy, torch and the standard library, not transformers (its import alone
+would double this process's memory). `python -m lib.lens_worker` runs the process's side.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import pickle
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+PROCESS_NAME = b"itt-lens"  # as the OS shows it (/proc/<pid>/comm): benchmarks count its CPU apart
+NICE_WITHOUT_IDLE = 19  # where the idle class is refused: the lowest normal priority
+PROMOTED_NICE = 10  # a lens someone waits for: as the server's own workers for waited work
+
+
+class LensProcessError(RuntimeError):
+    """The lens process could not do the work (it died, or could not start)."""
+
+
+def lens_tables(logits_of: Callable[[np.ndarray], np.ndarray], rows: np.ndarray, p: int, k: int,
+                chunk_rows: int = 256) -> dict[str, np.ndarray]:
+    """What the lens keeps of rows [R, D] (R = layers × p, layer-major: row = layer * p + i; the
+    last p rows are the model's last layer) turned into logits by `logits_of`, chunk by chunk:
+    the top k tokens and their probabilities per row, the model's own prediction at each position
+    (the last layer's top token), and that prediction's probability and rank in every row.
+
+    Example: tables = lens_tables(lambda x: x @ W.T, rows, p=24, k=5); tables["top_ids"].shape == (R, 5)
+    """
+    n = rows.shape[0]
+    final_ids = (np.asarray(logits_of(rows[n - p:])).argmax(axis=-1) if p else np.zeros(0, dtype=np.int64))
+    want = np.tile(final_ids, n // p if p else 0)  # [R] the final prediction, per row
+    top_ids = np.zeros((n, k), dtype=np.int64)
+    top_probs = np.zeros((n, k), dtype=np.float64)
+    final_prob = np.zeros(n, dtype=np.float64)
+    final_rank = np.zeros(n, dtype=np.int64)
+    for start in range(0, n, chunk_rows):
+        stop = min(start + chunk_rows, n)
+        logits = torch.from_numpy(np.asarray(logits_of(rows[start:stop])))  # [r, V]
+        vals, ids = logits.topk(k, dim=-1)
+        target = logits.gather(1, torch.from_numpy(want[start:stop]).view(-1, 1))  # [r, 1]
+        # numpy counts a comparison's True values 5× faster than torch's bool sum on this CPU.
+        final_rank[start:stop] = np.count_nonzero(logits.numpy() > target.numpy(), axis=-1)
+        # The softmax's normaliser, log-sum-exp with the row's maximum (the top value) taken out, worked
+        # in place: [r, V] logits are no longer needed after this, and no [r, V] copy is made.
+        top = vals[:, :1]
+        lse = top + logits.sub_(top).exp_().sum(dim=-1, keepdim=True).log()
+        top_ids[start:stop] = ids.numpy()
+        top_probs[start:stop] = torch.exp(vals - lse).double().numpy()
+        final_prob[start:stop] = torch.exp(target - lse).double().numpy()[:, 0]
+    return {"top_ids": top_ids, "top_probs": top_probs, "final_ids": np.asarray(final_ids, dtype=np.int64),
+            "final_prob": final_prob, "final_rank": final_rank}
+
+
+def linear_logits(weight: torch.Tensor, bias: torch.Tensor | None) -> Callable[[np.ndarray], np.ndarray]:
+    """rows [n, D] (through the final norm already) -> [n, V] logits: the unembedding, a linear map."""
+    def logits_of(x: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            return torch.nn.functional.linear(torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)),
+                                              weight, bias).numpy()
+    return logits_of
+
+
+# --- scheduling ---------------------------------------------------------------------------------
+
+def _tids(pid: int) -> list[int]:
+    try:
+        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return [pid]
+
+
+def set_idle(pid: int) -> bool:
+    """Every thread of process `pid` into the idle class (the threads it starts later inherit it);
+    where that is refused, nice 19. True if the idle class was taken."""
+    idle = True
+    for tid in _tids(pid):
+        try:
+            os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+        except (AttributeError, OSError):
+            idle = False
+            try:
+                os.setpriority(os.PRIO_PROCESS, tid, NICE_WITHOUT_IDLE)
+            except (AttributeError, OSError):
+                pass
+    return idle
+
+
+def set_normal(pid: int, nice: int = PROMOTED_NICE) -> bool:
+    """Every thread of process `pid` back to the normal class at `nice`: needs the right to raise a
+    priority (root, CAP_SYS_NICE); False where refused (the process stays where it was)."""
+    ok = True
+    for tid in _tids(pid):
+        try:
+            os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+        except (AttributeError, OSError):
+            ok = False
+    return ok
+
+
+def scheduling(pid: int) -> list[tuple[int, int]]:
+    """(policy, nice) of every thread of `pid` (for tests and benchmarks)."""
+    out = []
+    for tid in _tids(pid):
+        try:
+            out.append((os.sched_getscheduler(tid), os.getpriority(os.PRIO_PROCESS, tid)))
+        except (AttributeError, OSError):
+            continue
+    return out
+
+
+# --- the server's side --------------------------------------------------------------------------
+
+class LensProcess:
+    """The lens process seen from the server: `tables(...)` sends one lens's rows and waits for its
+    tables (the calling thread waits on a pipe: it holds no lock the server needs)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # one request at a time
+        self._proc: subprocess.Popen | None = None
+        self._model = None  # the model whose unembedding the process holds (one at a time)
+
+    @property
+    def pid(self) -> int | None:
+        proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None
+
+    def _start(self) -> subprocess.Popen:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE", PYTHONPATH=str(ROOT))
+        try:
+            self._proc = subprocess.Popen([sys.executable, "-m", "lib.lens_worker"], cwd=str(ROOT), env=env,
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        except OSError as e:
+            raise LensProcessError(f"the lens process did not start: {e}") from e
+        self._model = None
+        set_idle(self._proc.pid)
+        return self._proc
+
+    def _ask(self, proc: subprocess.Popen, message: dict) -> dict:
+        try:
+            pickle.dump(message, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            proc.stdin.flush()
+            answer = pickle.load(proc.stdout)
+        except (OSError, EOFError, pickle.UnpicklingError) as e:
+            self._stop(proc)
+            raise LensProcessError(f"the lens process ended: {e}") from e
+        if not answer.get("ok"):
+            raise LensProcessError(answer.get("error", "the lens process failed"))
+        return answer
+
+    def tables(self, model_key, unembedding: Callable[[], tuple[np.ndarray, np.ndarray | None]],
+               rows: np.ndarray, p: int, k: int) -> dict[str, np.ndarray]:
+        """`lens_tables` of rows [R, D] (through the final norm) with the model's unembedding,
+        worked out in the lens process at the idle class. `unembedding()` gives (weight [V, D],
+        bias [V] or None), asked when the process does not hold this model's already."""
+        with self._lock:
+            proc = self._start()
+            set_idle(proc.pid)  # a lens someone waited for may have raised it
+            if self._model != model_key:
+                weight, bias = unembedding()
+                self._ask(proc, {"op": "model", "key": model_key, "weight": weight, "bias": bias})
+                self._model = model_key
+            answer = self._ask(proc, {"op": "lens", "key": model_key, "rows": np.ascontiguousarray(rows, np.float32),
+                                      "p": int(p), "k": int(k)})
+            return answer["tables"]
+
+    def promote(self) -> bool:
+        """Someone waits for the lens being worked out: raise the process, where the OS allows it."""
+        pid = self.pid
+        return pid is not None and set_normal(pid)
+
+    def _stop(self, proc: subprocess.Popen) -> None:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        if self._proc is proc:
+            self._proc = None
+
+    def close(self) -> None:
+        """End the process (it ends by itself when the server does: its input closes)."""
+        proc = self._proc
+        if proc is not None:
+            try:
+                proc.stdin.close()
+                proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+            self._proc = None
+
+
+# --- the process's side -------------------------------------------------------------------------
+
+def _this_process_lowest() -> None:
+    """Named for the OS, ended with the server (PR_SET_PDEATHSIG), in the idle class before torch
+    starts its threads (they inherit it)."""
+    try:
+        libc = ctypes.CDLL(None)
+        libc.prctl(15, ctypes.c_char_p(PROCESS_NAME), 0, 0, 0)  # PR_SET_NAME
+        libc.prctl(1, 15, 0, 0, 0)  # PR_SET_PDEATHSIG: SIGTERM when the server ends
+    except (AttributeError, OSError, TypeError):
+        pass
+    set_idle(os.getpid())
+
+
+def main() -> None:
+    _this_process_lowest()
+    reply = os.fdopen(os.dup(1), "wb")  # the answers; stray prints go to stderr
+    os.dup2(2, 1)
+    requests = sys.stdin.buffer
+    models: dict = {}
+    while True:
+        try:
+            message = pickle.load(requests)
+        except EOFError:
+            return  # the server closed the pipe: it is ending
+        try:
+            if message["op"] == "model":
+                bias = message["bias"]
+                # One model at a time: the last one sent.
+                models = {message["key"]: linear_logits(torch.from_numpy(message["weight"]),
+                                                        None if bias is None else torch.from_numpy(bias))}
+                answer = {"ok": True}
+            else:
+                logits_of = models[message["key"]]
+                answer = {"ok": True, "tables": lens_tables(logits_of, message["rows"], message["p"], message["k"])}
+        except Exception as e:  # told to the server, which works the lens out itself
+            answer = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+        pickle.dump(answer, reply, protocol=pickle.HIGHEST_PROTOCOL)
+        reply.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""lib/lens_worker.py: the logit lens worked out in a process of its own, in Linux's idle class, is
+the lens worked out in the server (lib/logit_lens.py), and a process that dies is replaced."""
+
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from lib.capture import run_capture
+from lib.lens_worker import LensProcess, LensProcessError, lens_tables, scheduling
+from lib.logit_lens import lens_positions, logit_lens, logit_lens_elsewhere
+
+pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="Linux's /proc is read")
+
+
+@pytest.fixture(scope="module")
+def process():
+    proc = LensProcess()
+    yield proc
+    proc.close()
+
+
+def _rows(loaded, text: str, window: int = 5) -> np.ndarray:
+    cap = run_capture(loaded, text)
+    return np.ascontiguousarray(cap.resid[:, lens_positions(cap.n_tokens, window)])
+
+
+def _same(a, b) -> None:
+    assert (a.top_ids == b.top_ids).all() and (a.final_ids == b.final_ids).all()
+    assert (a.final_rank == b.final_rank).all()
+    assert np.abs(a.top_probs - b.top_probs).max() < 1e-5 and np.abs(a.final_prob - b.final_prob).max() < 1e-5
+
+
+@pytest.mark.parametrize("family", ["tiny_llama", "tiny_gpt2", "tiny_gemma"])
+def test_the_lens_from_the_process_is_the_lens_worked_out_here(process, family, request):
+    """Each family's own final norm (RMSNorm, LayerNorm, Gemma's 1 + gain) is applied in the server;
+    the process has only the unembedding."""
+    loaded = request.getfixturevalue(family)
+    rows = _rows(loaded, "the cat sat on the mat, and then")
+    here = logit_lens(loaded, rows, k=3)
+    there = logit_lens_elsewhere(process, family, loaded, rows, k=3)
+    _same(here, there)
+    # Oracle apart from both: at the last layer the lens is the model's own prediction.
+    cap = run_capture(loaded, "the cat sat on the mat, and then")
+    assert (there.final_ids == cap.logits[-rows.shape[1]:].argmax(-1)).all()
+
+
+def test_the_process_runs_in_the_idle_class_and_is_raised_for_a_learner_waiting(process, tiny_llama):
+    logit_lens_elsewhere(process, "tiny_llama", tiny_llama, _rows(tiny_llama, "one two three"))
+    pid = process.pid
+    with open(f"/proc/{pid}/comm") as f:
+        assert f.read().strip() == "itt-lens"  # benchmarks count its CPU apart by this name
+    policies = scheduling(pid)
+    assert len(policies) >= 1
+    if hasattr(os, "SCHED_IDLE"):
+        assert all(policy == os.SCHED_IDLE for policy, _ in policies)
+    if process.promote():  # allowed to raise a priority (root or CAP_SYS_NICE): normal class, nice 10
+        assert all(policy == os.SCHED_OTHER and nice == 10 for policy, nice in scheduling(pid))
+    # The next lens puts it back where it was.
+    logit_lens_elsewhere(process, "tiny_llama", tiny_llama, _rows(tiny_llama, "four five six"))
+    if hasattr(os, "SCHED_IDLE"):
+        assert all(policy == os.SCHED_IDLE for policy, _ in scheduling(pid))
+
+
+def test_a_process_that_dies_is_told_and_replaced(process, tiny_llama):
+    rows = _rows(tiny_llama, "a b c d e")
+    logit_lens_elsewhere(process, "tiny_llama", tiny_llama, rows)
+    old = process.pid
+    os.kill(old, 9)
+    with pytest.raises(LensProcessError):
+        logit_lens_elsewhere(process, "tiny_llama", tiny_llama, rows)
+    again = logit_lens_elsewhere(process, "tiny_llama", tiny_llama, rows)  # a new process, given the model again
+    assert process.pid not in (None, old)
+    _same(logit_lens(tiny_llama, rows), again)
+
+
+def test_a_model_switch_sends_the_other_unembedding(process, tiny_llama, tiny_gpt2):
+    for loaded, name in ((tiny_llama, "tiny_llama"), (tiny_gpt2, "tiny_gpt2"), (tiny_llama, "tiny_llama")):
+        rows = _rows(loaded, "switching models")
+        _same(logit_lens(loaded, rows), logit_lens_elsewhere(process, name, loaded, rows))
+
+
+def test_an_unembedding_that_is_not_linear_stays_in_the_server(process, tiny_llama):
+    import dataclasses
+
+    odd = dataclasses.replace(tiny_llama, adapter=dataclasses.replace(
+        tiny_llama.adapter, unembed=lambda m: torch.nn.Sequential(m.lm_head)))
+    with pytest.raises(LensProcessError, match="not a linear map"):
+        logit_lens_elsewhere(process, "odd", odd, _rows(tiny_llama, "x y"))
+
+
+def test_lens_tables_read_each_row_as_the_full_softmax_would():
+    """The tables against a softmax of the full logits, worked out plainly."""
+    gen = torch.Generator().manual_seed(0)
+    w, rows = torch.randn(50, 8, generator=gen), torch.randn(3 * 4, 8, generator=gen)  # 3 layers × 4 positions
+    logits = (rows @ w.T).double()
+    probs = torch.softmax(logits, dim=-1)
+    t = lens_tables(lambda x: torch.from_numpy(x) @ w.T, rows.numpy(), p=4, k=3, chunk_rows=5)
+    final = logits[-4:].argmax(-1)
+    assert (t["final_ids"] == final.numpy()).all()
+    assert (t["top_ids"] == probs.topk(3, dim=-1).indices.numpy()).all()
+    assert np.allclose(t["top_probs"], probs.topk(3, dim=-1).values.numpy(), atol=1e-6)
+    want = final.repeat(3)
+    assert np.allclose(t["final_prob"], probs[torch.arange(12), want].numpy(), atol=1e-6)
+    assert (t["final_rank"] == (logits > logits[torch.arange(12), want][:, None]).sum(-1).numpy()).all()
