@@ -144,10 +144,17 @@ def scheduling(pid: int) -> list[tuple[int, int]]:
 
 class LensProcess:
     """The lens process seen from the server: `tables(...)` sends one lens's rows and waits for its
-    tables (the calling thread waits on a pipe: it holds no lock the server needs)."""
+    tables (the calling thread waits on a pipe: it holds no lock the server needs).
+
+    One request at a time, a learner's first: a lens someone waits for (`waited=True`) goes before
+    any started ahead, raises the one being worked out (it is in the way), and is worked out at
+    nice +10 instead of the idle class. Where the OS refuses to raise it, a waited lens raises
+    LensProcessError at once: the caller works it out in the server, never in the idle class."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()  # one request at a time
+        self._turn = threading.Condition()  # the process, one request at a time
+        self._busy = False
+        self._waiting = 0  # waited-for requests queued for the process
         self._proc: subprocess.Popen | None = None
         self._model = None  # the model whose unembedding the process holds (one at a time)
 
@@ -182,13 +189,30 @@ class LensProcess:
         return answer
 
     def tables(self, model_key, unembedding: Callable[[], tuple[np.ndarray, np.ndarray | None]],
-               rows: np.ndarray, p: int, k: int) -> dict[str, np.ndarray]:
+               rows: np.ndarray, p: int, k: int, waited: bool = False) -> dict[str, np.ndarray]:
         """`lens_tables` of rows [R, D] (through the final norm) with the model's unembedding,
-        worked out in the lens process at the idle class. `unembedding()` gives (weight [V, D],
-        bias [V] or None), asked when the process does not hold this model's already."""
-        with self._lock:
+        worked out in the lens process: in the idle class, or (`waited`) at nice +10 and before any
+        lens started ahead. `unembedding()` gives (weight [V, D], bias [V] or None), asked when the
+        process does not hold this model's already."""
+        with self._turn:
+            if waited:
+                self._waiting += 1
+                if self._busy:
+                    self.promote()  # the lens ahead of it is in the way
+            try:
+                while self._busy or (not waited and self._waiting):
+                    self._turn.wait()
+            finally:
+                if waited:
+                    self._waiting -= 1
+            self._busy = True
+        try:
             proc = self._start()
-            set_idle(proc.pid)  # a lens someone waited for may have raised it
+            if waited:
+                if not set_normal(proc.pid):
+                    raise LensProcessError("not allowed to raise the lens process")
+            else:
+                set_idle(proc.pid)  # a lens someone waited for may have raised it
             if self._model != model_key:
                 weight, bias = unembedding()
                 self._ask(proc, {"op": "model", "key": model_key, "weight": weight, "bias": bias})
@@ -196,6 +220,10 @@ class LensProcess:
             answer = self._ask(proc, {"op": "lens", "key": model_key, "rows": np.ascontiguousarray(rows, np.float32),
                                       "p": int(p), "k": int(k)})
             return answer["tables"]
+        finally:
+            with self._turn:
+                self._busy = False
+                self._turn.notify_all()
 
     def promote(self) -> bool:
         """Someone waits for the lens being worked out: raise the process, where the OS allows it."""

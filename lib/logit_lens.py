@@ -95,10 +95,11 @@ def logit_lens(loaded: LoadedModel, resid: np.ndarray, positions: np.ndarray | N
 
 
 def logit_lens_elsewhere(process: LensProcess, model_key, loaded: LoadedModel, resid: np.ndarray,
-                         k: int = 5) -> Lens:
+                         k: int = 5, waited: bool = False) -> Lens:
     """`logit_lens(loaded, resid, k=k)`, with its big products worked out in the lens process
     (lib/lens_worker.py): the final norm is applied here (a few ms), the unembedding there.
-    `model_key` names the model to the process, which is given the unembedding when it lacks it.
+    `model_key` names the model to the process, which is given the unembedding when it lacks it;
+    `waited`: someone waits for it (see LensProcess.tables).
     Raises LensProcessError where that cannot be done (an unembedding that is not a linear map, a
     process that died): the caller then calls `logit_lens`.
     """
@@ -117,7 +118,7 @@ def logit_lens_elsewhere(process: LensProcess, model_key, loaded: LoadedModel, r
         rows = torch.from_numpy(np.ascontiguousarray(resid.reshape(n_rows * p, d), dtype=np.float32))
         normed = ad.final_norm(model)(rows).float().numpy()
     k = max(1, min(k, loaded.info.vocab_size))
-    tables = process.tables(model_key, unembedding, normed, p, k)
+    tables = process.tables(model_key, unembedding, normed, p, k, waited=waited)
     return lens_from_tables(tables, np.arange(p, dtype=np.int64), n_rows)
 
 

@@ -235,9 +235,14 @@ class Learner:
         full = url if url.startswith("http") else self.base_url.rstrip("/") + "/" + url.lstrip("/")
 
         def fetch() -> int:
+            import urllib.error
+
             headers = {"Cookie": self.cookie} if self.cookie else {}
-            with urllib.request.urlopen(urllib.request.Request(full, headers=headers), timeout=self.timeout_s) as r:
-                return len(r.read())
+            try:
+                with urllib.request.urlopen(urllib.request.Request(full, headers=headers), timeout=self.timeout_s) as r:
+                    return len(r.read())
+            except (urllib.error.URLError, OSError) as e:  # a failed download is the learner's failure, counted
+                raise StreamlitProtocolError(f"download {key!r}: fetching {url} failed: {e}") from e
 
         self._bytes += await asyncio.to_thread(fetch)
         action = Action(name, time.perf_counter() - start, self._bytes - bytes_before, 0, start)

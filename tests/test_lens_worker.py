@@ -63,6 +63,48 @@ def test_the_process_runs_in_the_idle_class_and_is_raised_for_a_learner_waiting(
         assert all(policy == os.SCHED_IDLE for policy, _ in scheduling(pid))
 
 
+def test_a_waited_lens_goes_before_those_started_ahead_and_raises_the_one_in_the_way(monkeypatch):
+    """The process's turns, with the process stood in for: one request at a time; a waited one goes
+    before an earlier one started ahead, raises the one being worked out, and runs raised itself."""
+    import threading
+    import types
+
+    from lib import lens_worker
+
+    calls, order, gate = [], [], threading.Event()
+    monkeypatch.setattr(lens_worker, "set_idle", lambda pid: calls.append("idle") or True)
+    monkeypatch.setattr(lens_worker, "set_normal", lambda pid: calls.append("normal") or True)
+    proc = LensProcess()
+    stand_in = types.SimpleNamespace(pid=-1, poll=lambda: None)
+    monkeypatch.setattr(proc, "_start", lambda: stand_in)
+    proc._proc, proc._model = stand_in, "m"
+
+    def ask(_, message):
+        order.append(message["rows"][0, 0])
+        if message["rows"][0, 0] == 1:
+            gate.wait(10)
+        return {"ok": True, "tables": message["rows"][0, 0]}
+    monkeypatch.setattr(proc, "_ask", ask)
+
+    def send(mark, waited):
+        return threading.Thread(target=proc.tables, args=("m", None, np.full((1, 2), mark), 1, 1, waited))
+    first = send(1, False)
+    first.start()
+    while order != [1]:
+        gate.wait(0.01)
+    ahead, waited = send(2, False), send(3, True)
+    ahead.start()  # queued behind the first (before or after the waited one: it goes after it either way)
+    waited.start()
+    while proc._waiting == 0 and waited.is_alive():
+        gate.wait(0.01)
+    assert calls[-1] == "normal"  # the lens being worked out was raised
+    gate.set()
+    for t in (first, ahead, waited):
+        t.join(10)
+    assert order == [1, 3, 2]
+    assert calls == ["idle", "normal", "normal", "idle"]  # first ahead, raised, the waited one, the next ahead
+
+
 def test_a_process_that_dies_is_told_and_replaced(process, tiny_llama):
     rows = _rows(tiny_llama, "a b c d e")
     logit_lens_elsewhere(process, "tiny_llama", tiny_llama, rows)

@@ -6,9 +6,9 @@ ahead of time: as soon as a page has the capture of a new text (`core.capture`, 
 included), while the learner still reads the lessons before the block lesson. The lesson then
 finds it ready (`get_lens`), or waits at the front of the queue (lib/background.py).
 
-A lens started ahead has its big products worked out in a process of its own in Linux's idle class
-(lib/lens_worker.py), so a class typing its texts has the CPU first; a lens someone waits for is
-worked out in the server, at nice +10.
+A lens's big products are worked out in a process of its own (lib/lens_worker.py): in Linux's idle
+class when started ahead, so a class typing its texts has the CPU first, and at nice +10 when
+someone waits for it; never in the server's own threads, where the lens would hold Python's lock.
 
 Each learner has at most one lens started ahead and not begun: a newer text of theirs takes its
 place, so a learner trying ten sentences queues one lens, not ten.
@@ -39,9 +39,10 @@ LENS_PROCESS = LensProcess()
 
 class _LensWork:
     """One lens's computation and its live check, holding only the rows they read (not the whole
-    capture). Called: worked out in this process. `ahead()` (a lens started ahead of time): its
-    products worked out in the lens process, or here if that cannot be done. The check reads the
-    model's own last step at these positions (Capture.logits_at) here, apart from the lens."""
+    capture). Its big products are worked out in the lens process: called (someone waits), at nice
+    +10 before any lens started ahead; `ahead()`, in the idle class. Where that cannot be done, here
+    (`here()`). The check reads the model's own last step at these positions (Capture.logits_at)
+    here, apart from the lens."""
 
     def __init__(self, model_name: str, text: str, max_tokens: int, window: int) -> None:
         # The capture is read here, in the caller's thread, so a low-priority worker never runs a
@@ -55,15 +56,22 @@ class _LensWork:
         lens = dataclasses.replace(lens, positions=self.pos)
         return lens, lens_check_diff(lens, head_logits(self.lm, self.rows[-1]), self.lm.info.n_layers)
 
-    def __call__(self) -> tuple[Lens, float]:
+    def here(self) -> tuple[Lens, float]:
         return self._checked(logit_lens(self.lm, self.rows, k=LENS_TOP_K))
 
-    def ahead(self) -> tuple[Lens, float]:
+    def _there(self, waited: bool) -> tuple[Lens, float]:
         try:
-            lens = logit_lens_elsewhere(LENS_PROCESS, self.model_name, self.lm, self.rows, k=LENS_TOP_K)
+            lens = logit_lens_elsewhere(LENS_PROCESS, self.model_name, self.lm, self.rows, k=LENS_TOP_K,
+                                        waited=waited)
         except LensProcessError:
-            return self()
+            return self.here()
         return self._checked(lens)
+
+    def __call__(self) -> tuple[Lens, float]:
+        return self._there(waited=True)
+
+    def ahead(self) -> tuple[Lens, float]:
+        return self._there(waited=False)
 
     def promote(self) -> None:
         LENS_PROCESS.promote()
