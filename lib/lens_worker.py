@@ -14,9 +14,11 @@ process works out the tables (`lens_tables`) and sends them back, a few KB.
 - `LensProcess` is the server's side: one process per server, started when first needed (torch's
   import: a few seconds), given each model's unembedding once (113 MB for the built-in model, a
   copy: the cost of not sharing the server's memory), one request at a time.
-- A learner who starts waiting for a lens being worked out here has the process raised to the
-  normal class (`promote`), where the OS allows it (root, or CAP_SYS_NICE); the next lens started
-  ahead puts it back in the idle class.
+- A lens someone waits for is worked out here too, before any started ahead, with the process
+  raised to the normal class at nice +10 (`set_normal`; the lens in its way is raised as well),
+  where the OS allows it (root, CAP_SYS_NICE, or RLIMIT_NICE: the systemd unit's `LimitNICE=+10`);
+  where it does not, the server works that lens out itself, as it did before this process. The
+  next lens started ahead puts the process back in the idle class.
 - A process that dies or cannot start raises `LensProcessError`: the caller works the lens out in
   the server, as without it.
 
@@ -117,13 +119,15 @@ def set_idle(pid: int) -> bool:
 
 
 def set_normal(pid: int, nice: int = PROMOTED_NICE) -> bool:
-    """Every thread of process `pid` back to the normal class at `nice`: needs the right to raise a
-    priority (root, CAP_SYS_NICE); False where refused (the process stays where it was)."""
+    """Every thread of process `pid` back to the normal class at `nice`. Leaving the idle class
+    needs the right to that nice value: root, CAP_SYS_NICE, or an RLIMIT_NICE that allows it
+    (systemd's `LimitNICE=+10`); the nice value is set first, so the limit needed is +10, not 0.
+    False where refused (the process stays where it was)."""
     ok = True
     for tid in _tids(pid):
         try:
-            os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
             os.setpriority(os.PRIO_PROCESS, tid, nice)
+            os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
         except (AttributeError, OSError):
             ok = False
     return ok
