@@ -12,8 +12,9 @@ server keeps its own threads and sends this process the rows, already through th
 process works out the tables (`lens_tables`) and sends them back, a few KB.
 
 - `LensProcess` is the server's side: one process per server, started when first needed (torch's
-  import: a few seconds), given each model's unembedding once (113 MB for the built-in model, a
-  copy: the cost of not sharing the server's memory), one request at a time.
+  import: a few seconds), given the model's unembedding once (113 MB for the built-in model, a
+  copy: the cost of not sharing the server's memory; one model at a time, and none bigger than
+  `MAX_UNEMBEDDING_MB`), one request at a time.
 - A lens someone waits for is worked out here too, before any started ahead, with the process
   raised to the normal class at nice +10 (`set_normal`; the lens in its way is raised as well),
   where the OS allows it (root, CAP_SYS_NICE, or RLIMIT_NICE: the systemd unit's `LimitNICE=+10`);
@@ -42,6 +43,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 PROCESS_NAME = b"itt-lens"  # as the OS shows it (/proc/<pid>/comm): benchmarks count its CPU apart
+MAX_UNEMBEDDING_MB = 256  # a bigger one (Gemma 3's: 671 MB) is not copied: its lenses stay in the server
 NICE_WITHOUT_IDLE = 19  # where the idle class is refused: the lowest normal priority
 PROMOTED_NICE = 10  # a lens someone waits for: as the server's own workers for waited work
 
@@ -180,9 +182,10 @@ class LensProcess:
         set_idle(self._proc.pid)
         return self._proc
 
-    def _ask(self, proc: subprocess.Popen, message: dict) -> dict:
+    def _ask(self, proc: subprocess.Popen, message: dict, *more) -> dict:
         try:
-            pickle.dump(message, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            for part in (message, *more):
+                pickle.dump(part, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
             proc.stdin.flush()
             answer = pickle.load(proc.stdout)
         except (OSError, EOFError, pickle.UnpicklingError) as e:
@@ -218,8 +221,9 @@ class LensProcess:
             else:
                 set_idle(proc.pid)  # a lens someone waited for may have raised it
             if self._model != model_key:
-                weight, bias = unembedding()
-                self._ask(proc, {"op": "model", "key": model_key, "weight": weight, "bias": bias})
+                # Sent after the header: the process lets go of the model it holds first.
+                self._model = None
+                self._ask(proc, {"op": "model", "key": model_key}, unembedding())
                 self._model = model_key
             answer = self._ask(proc, {"op": "lens", "key": model_key, "rows": np.ascontiguousarray(rows, np.float32),
                                       "p": int(p), "k": int(k)})
@@ -279,11 +283,11 @@ def main() -> None:
         except EOFError:
             return  # the server closed the pipe: it is ending
         try:
-            if message["op"] == "model":
-                bias = message["bias"]
-                # One model at a time: the last one sent.
-                models = {message["key"]: linear_logits(torch.from_numpy(message["weight"]),
-                                                        None if bias is None else torch.from_numpy(bias))}
+            if message["op"] == "model":  # one model at a time: the last one sent
+                models = {}
+                weight, bias = pickle.load(requests)
+                models[message["key"]] = linear_logits(torch.from_numpy(weight),
+                                                       None if bias is None else torch.from_numpy(bias))
                 answer = {"ok": True}
             else:
                 logits_of = models[message["key"]]

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from lib.capture import head_logits
-from lib.lens_worker import LensProcess, LensProcessError, lens_tables
+from lib.lens_worker import MAX_UNEMBEDDING_MB, LensProcess, LensProcessError, lens_tables
 from lib.models import LoadedModel
 
 
@@ -100,8 +100,8 @@ def logit_lens_elsewhere(process: LensProcess, model_key, loaded: LoadedModel, r
     (lib/lens_worker.py): the final norm is applied here (a few ms), the unembedding there.
     `model_key` names the model to the process, which is given the unembedding when it lacks it;
     `waited`: someone waits for it (see LensProcess.tables).
-    Raises LensProcessError where that cannot be done (an unembedding that is not a linear map, a
-    process that died): the caller then calls `logit_lens`.
+    Raises LensProcessError where that cannot be done (an unembedding that is not a linear map or
+    is too big to copy, a process that died): the caller then calls `logit_lens`.
     """
     resid = np.asarray(resid)
     n_rows, p, d = resid.shape
@@ -109,6 +109,8 @@ def logit_lens_elsewhere(process: LensProcess, model_key, loaded: LoadedModel, r
     head = ad.unembed(model)
     if not isinstance(head, torch.nn.Linear):
         raise LensProcessError(f"the unembedding is a {type(head).__name__}, not a linear map")
+    if head.weight.numel() * 4 > MAX_UNEMBEDDING_MB * 2**20:
+        raise LensProcessError(f"the unembedding is over {MAX_UNEMBEDDING_MB} MB: not copied to the lens process")
 
     def unembedding() -> tuple[np.ndarray, np.ndarray | None]:
         bias = None if head.bias is None else head.bias.detach().float().numpy()

@@ -132,6 +132,14 @@ def test_an_unembedding_that_is_not_linear_stays_in_the_server(process, tiny_lla
         logit_lens_elsewhere(process, "odd", odd, _rows(tiny_llama, "x y"))
 
 
+def test_an_unembedding_too_big_to_copy_stays_in_the_server(process, tiny_llama, monkeypatch):
+    from lib import logit_lens as ll
+
+    monkeypatch.setattr(ll, "MAX_UNEMBEDDING_MB", tiny_llama.model.lm_head.weight.numel() * 4 / 2**20 / 2)
+    with pytest.raises(LensProcessError, match="not copied"):
+        logit_lens_elsewhere(process, "big", tiny_llama, _rows(tiny_llama, "x y"))
+
+
 def test_lens_tables_read_each_row_as_the_full_softmax_would():
     """The tables against a softmax of the full logits, worked out plainly."""
     gen = torch.Generator().manual_seed(0)
