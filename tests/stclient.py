@@ -205,7 +205,16 @@ class Learner:
     async def download(self, key: str, name: str = "download") -> Action:
         """Press a deferred download button (`st.download_button` with a callable): the browser asks
         the server to build the file over the websocket, then fetches the file's URL."""
-        import urllib.request
+        start, bytes_before = time.perf_counter(), self._bytes
+        url = await self.download_url(key)
+        await self.fetch(url)
+        action = Action(name, time.perf_counter() - start, self._bytes - bytes_before, 0, start)
+        self.actions.append(action)
+        return action
+
+    async def download_url(self, key: str) -> str:
+        """The first half of a download: ask the server to build the file of the deferred download
+        button `key`; returns the URL the browser would fetch."""
         import uuid
 
         w = self.widget(key)
@@ -215,10 +224,8 @@ class Learner:
         req.request_id = uuid.uuid4().hex
         req.session_id = self._session_id
         req.deferred_file.file_id = file_id
-        start, bytes_before = time.perf_counter(), self._bytes
         await self._ws.send(msg.SerializeToString())
-        url = ""
-        while not url:
+        while True:
             try:
                 raw = await asyncio.wait_for(self._ws.recv(), self.timeout_s)
             except (TimeoutError, asyncio.TimeoutError, websockets.ConnectionClosed) as e:
@@ -231,23 +238,26 @@ class Learner:
                     continue
                 if resp.error_msg or not resp.deferred_file.url:
                     raise StreamlitProtocolError(f"download {key!r} failed: {resp.error_msg}")
-                url = resp.deferred_file.url
+                return resp.deferred_file.url
+
+    async def fetch(self, url: str) -> bytes:
+        """The second half: fetch a file's URL as the browser does (StreamlitProtocolError if that fails)."""
+        import urllib.error
+        import urllib.request
+
         full = url if url.startswith("http") else self.base_url.rstrip("/") + "/" + url.lstrip("/")
 
-        def fetch() -> int:
-            import urllib.error
-
+        def get() -> bytes:
             headers = {"Cookie": self.cookie} if self.cookie else {}
             try:
                 with urllib.request.urlopen(urllib.request.Request(full, headers=headers), timeout=self.timeout_s) as r:
-                    return len(r.read())
+                    return r.read()
             except (urllib.error.URLError, OSError) as e:  # a failed download is the learner's failure, counted
-                raise StreamlitProtocolError(f"download {key!r}: fetching {url} failed: {e}") from e
+                raise StreamlitProtocolError(f"fetching {url} failed: {e}") from e
 
-        self._bytes += await asyncio.to_thread(fetch)
-        action = Action(name, time.perf_counter() - start, self._bytes - bytes_before, 0, start)
-        self.actions.append(action)
-        return action
+        body = await asyncio.to_thread(get)
+        self._bytes += len(body)
+        return body
 
     async def set_and_leave(self, key: str, value: Any) -> None:
         """Send a new value and close the tab at once, before the run it causes has ended."""

@@ -24,6 +24,7 @@ from lib.quiz import load_bank
 from ui import classroom, nav
 from ui.classroom import TEACHER, title
 from ui.core import lang, num, t
+from ui.downloads import built_when_clicked
 
 REFRESH_SECONDS = 2.5
 ANONYMIZE = "class.anonymize"
@@ -282,8 +283,9 @@ def _export(me: dict) -> None:
     ss = st.session_state
     st.subheader(t("class.export.header"))
     code, secret = me["code"], me["secret"]
-    st.download_button(t("class.export.csv"), data=lambda: classroom.store().export_csv(code, secret),
-                       file_name=f"class-{code}.csv", mime="text/csv", key="class.export", on_click="ignore")
+    st.download_button(t("class.export.csv"), file_name=f"class-{code}.csv", mime="text/csv", key="class.export",
+                       data=built_when_clicked(lambda: classroom.store().export_csv(code, secret), "text/csv",
+                                               f"class-{code}.csv"), on_click="ignore")
     if not ss.get("class.confirm_delete"):
         st.button(t("class.delete"), key="class.delete",
                   on_click=lambda: ss.__setitem__("class.confirm_delete", True))

@@ -24,6 +24,7 @@ from lib.capture import DEFAULT_MAX_TOKENS
 from lib.quiz import Question, grade
 from ui.core import lang, model, model_name, num, t, text
 from ui.cache import get_capture
+from ui.downloads import built_when_clicked
 from ui.figures import Spec, accessible_name, localized, title_text
 
 FORMATS = ("png", "svg")
@@ -105,10 +106,13 @@ def sidebar_controls() -> None:
         c3.number_input(t("export.k"), 1, 50, 5, step=1, key="app.export.k")
         st.caption(t("export.what"))
         c1, c2 = st.columns(2)
-        c1.download_button("CSV", data=_capture_file("csv"), file_name="capture.csv", mime="text/csv",
-                           key="app.export.csv", on_click="ignore", width="stretch")
-        c2.download_button("NPZ", data=_capture_file("npz"), file_name="capture.npz",
-                           mime="application/octet-stream", key="app.export.npz", on_click="ignore", width="stretch")
+        c1.download_button("CSV", data=built_when_clicked(_capture_file("csv"), "text/csv", "capture.csv"),
+                           file_name="capture.csv", mime="text/csv", key="app.export.csv", on_click="ignore",
+                           width="stretch")
+        c2.download_button("NPZ", data=built_when_clicked(_capture_file("npz"), "application/octet-stream",
+                                                          "capture.npz"),
+                           file_name="capture.npz", mime="application/octet-stream", key="app.export.npz",
+                           on_click="ignore", width="stretch")
 
 
 def render() -> None:

@@ -31,6 +31,7 @@ from lib import progress_code as pc
 from lib.quiz import grade, load_bank
 from ui import classroom, nav, sidebar
 from ui.core import lang, num, t
+from ui.downloads import built_when_clicked
 from ui.sidebar import TEXT_KEPT
 
 STORE_KEY = "app.store"
@@ -248,8 +249,8 @@ def file_controls() -> None:
 
     with st.sidebar.expander(t("progress.keep"), expanded=False):
         st.caption(t("progress.kept_here"))
-        st.download_button(t("progress.download"), data=progress_file,
-                           file_name="inside-transformer-progress.json", mime="application/json",
+        st.download_button(t("progress.download"), file_name="inside-transformer-progress.json", mime="application/json",
+                           data=built_when_clicked(progress_file, "application/json", "inside-transformer-progress.json"),
                            key="app.progress_download", on_click="ignore")
         st.file_uploader(t("progress.load"), type=["json", "txt"], key="app.progress_upload",
                          on_change=_on_upload, help=t("progress.load_help"))

@@ -174,3 +174,30 @@ def test_quiz_forms_answered_at_once(app_url):
             await _close(learners)
 
     _run(scenario)
+
+
+def test_a_download_fetched_late_is_still_there_while_other_learners_work(app_url):
+    """A file built when clicked must outlive other learners' runs until its learner's browser has
+    fetched it. Streamlit alone keeps it for two runs of any session (each run's end prunes files no
+    session refers to); here two other learners move on four times between the click and the fetch,
+    as a busy class does, and the file comes all the same (ui/downloads.py)."""
+    async def scenario():
+        me, *others = await _open(app_url, 3)
+        try:
+            await me.set_text("The cat sat by the window.")
+            url = await me.download_url("app.export.csv")
+            for value in ("The owl sat on the roof.", "The fox ran away.", "The bee hummed.", "The cow slept."):
+                await asyncio.gather(*(other.set_text(value) for other in others))
+            body = await me.fetch(url)
+            assert body.decode("utf-8").splitlines()[0].count(",") >= 2  # a CSV header
+            assert "cat" in body.decode("utf-8")
+            # The learner's own next run lets it go, as any file of their page.
+            await me.set_text("The dog sat by the door.")
+            for value in ("The pig rolled.", "The rat hid."):
+                await asyncio.gather(*(other.set_text(value) for other in others))
+            with pytest.raises(Exception, match="404"):
+                await me.fetch(url)
+        finally:
+            await _close([me, *others])
+
+    _run(scenario)
