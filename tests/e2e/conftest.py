@@ -20,7 +20,8 @@ Helpers (every e2e test sends its inputs through these; none sleeps a fixed time
   ForwardMsg new_session / script_finished with their run ids), so a test knows
   when an input reached the server and when the run it caused is over.
 - `settle(page)`: the app has settled (no run going or owed since the last
-  input; the DOM says CONNECTED and notRunning; no section about to ask for its own run).
+  input; the DOM says CONNECTED and notRunning; with `sections=True`, as before every input, no
+  section about to ask for its own run).
 - `goto`, `click`, `press`, `slide`, `type_text`: settle, check the target is
   attached, visible, enabled and still (nothing around it animating), send, check the
   value shows in the DOM, then wait until the browser sent the rerun (for a click at
@@ -438,7 +439,7 @@ _FOLLOWERS_IDLE = """() => !(window.__ittAskedAt && Date.now() - window.__ittAsk
   && ![...document.querySelectorAll('div.itt-follow')].some(b => b.__ittWaiting)"""
 
 
-def settle(page, timeout: int = APP_TIMEOUT_MS, sections: bool = True) -> None:
+def settle(page, timeout: int = APP_TIMEOUT_MS, sections: bool = False) -> None:
     """Wait until the app has settled: connected, no script run going or owed, drawn as such, and no
     section about to ask for a run of its own.
 
@@ -448,8 +449,9 @@ def settle(page, timeout: int = APP_TIMEOUT_MS, sections: bool = True) -> None:
     moment after it comes into sight: an input sent in that moment would race that run (a click
     landing on a page redrawn under it, or a run taken for the input's). Settled means none is
     waiting to ask, after the frames that let them see what is in sight; when one asks, its run
-    is waited for too. `sections=False`: the websocket and the DOM only (the browser benchmark's
-    "settled", scripts/bench_ui.py, kept as it was measured).
+    is waited for too: with `sections=True`, as every input sent through `_send` does. By default
+    the websocket and the DOM only, as before (what the walk through every page, tests/e2e/walk.py,
+    and the browser benchmark, scripts/bench_ui.py, were measured with).
     """
     runs = runs_of(page)
     deadline = time.monotonic() + timeout / 1000
@@ -497,7 +499,7 @@ def _send(page, target, action, shows=None, rerun: bool = True, sends=None,
     _still(page, target, timeout, sized=False)
     target.evaluate(_LET_GO)
     target.scroll_into_view_if_needed(timeout=timeout)
-    settle(page, timeout)
+    settle(page, timeout, sections=True)
     expect(target).to_be_visible(timeout=timeout)
     expect(target).to_be_enabled(timeout=timeout)
     _still(page, target, timeout)
@@ -508,10 +510,10 @@ def _send(page, target, action, shows=None, rerun: bool = True, sends=None,
     if sends is not None:
         runs.wait(lambda: any(sends(states) for states in runs.requests[before:]), timeout,
                   "the browser sending this input to Streamlit (a request carrying it)")
-        settle(page, timeout)
+        settle(page, timeout, sections=True)
     elif rerun:
         runs.wait(lambda: runs.sent > before, timeout, "the browser sending the input to Streamlit")
-        settle(page, timeout)
+        settle(page, timeout, sections=True)
 
 
 def selects(key: str, check) -> Callable[[dict], bool]:
