@@ -71,14 +71,14 @@ def main() -> None:
                 runs_of(page).reset()
                 page.goto(f"{url}/?lang=en")
                 expect(bench_ui.title_of(page, en, "numbers")).to_be_visible(timeout=START_TIMEOUT_S * 1000)
-                settle(page, TIMEOUT_MS, sections=False)
+                settle(page, TIMEOUT_MS)
                 pages.append((page, counter))
             for lesson, key in targets:
                 widgets = []
                 for page, counter in pages:
                     if lesson != "numbers":
                         bench_ui.switch(page, en, lesson, counter)
-                        settle(page, TIMEOUT_MS, sections=False)
+                        settle(page, TIMEOUT_MS)
                     widgets.append(bench_ui.Widget(lesson, key))
                 for _ in range(rounds):
                     for (page, counter), w in zip(pages, widgets):

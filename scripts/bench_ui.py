@@ -116,7 +116,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def until_settled(page) -> None:
-    settle(page, TIMEOUT_MS, sections=False)
+    settle(page, TIMEOUT_MS)
 
 
 def title_of(page, en: dict, lesson: str):
