@@ -20,10 +20,12 @@ Helpers (every e2e test sends its inputs through these; none sleeps a fixed time
   ForwardMsg new_session / script_finished with their run ids), so a test knows
   when an input reached the server and when the run it caused is over.
 - `settle(page)`: the app has settled (no run going or owed since the last
-  input; the DOM says CONNECTED and notRunning).
+  input; the DOM says CONNECTED and notRunning; with `sections=True`, as before every input, no
+  section about to ask for its own run).
 - `goto`, `click`, `press`, `slide`, `type_text`: settle, check the target is
-  attached, visible and enabled, send, check the value shows in the DOM, then
-  wait until the browser sent the rerun and its run started and ended.
+  attached, visible, enabled and still (nothing around it animating), send, check the
+  value shows in the DOM, then wait until the browser sent the rerun (for a click at
+  coordinates, the request carrying the click: `sends=selects(...)`) and its run started and ended.
 - `wait_for_app(page, text=None)`: settle, then wait for `text`.
 - `save_screenshot(page, name, tmp_path)`: a picture for docs/ (the README's, the hub's bar), saved
   in the test's own folder; UPDATE_SCREENSHOT=1 saves it in docs/ instead, to refresh the pictures.
@@ -49,7 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -298,6 +300,7 @@ class AppRuns:
         self._last_status: int | None = None
         self.quiet = False     # settled at some moment since the last input (latched)
         self.history: list[str] = []  # the last events, for a failure message
+        self.requests: list[dict] = []  # per rerun request sent (as `sent` counts them): widget id -> value
         page.on("websocket", self._attach)
 
     # -- frames
@@ -329,6 +332,8 @@ class AppRuns:
                 self._note("auto rerun requested")
                 return
             self.sent += 1
+            self.requests.append({w.id: getattr(w, w.WhichOneof("value")) if w.WhichOneof("value") else None
+                                  for w in msg.rerun_script.widget_states.widgets})
             self.quiet = False
             self._note("rerun requested" + (" (fragment)" if msg.rerun_script.fragment_id else ""))
             self._last_sent = self._tick
@@ -425,14 +430,41 @@ def runs_of(page) -> AppRuns:
 CHARTS = '[data-testid="stPlotlyChart"], [data-testid="ittLiveChart"]'
 
 
-def settle(page, timeout: int = APP_TIMEOUT_MS) -> None:
-    """Wait until the app has settled: connected, no script run going or owed, drawn as such.
+# Two animation frames: what the last change moved has been laid out, and the intersection
+# observers (ui/follow.py's followers) have been told what came into sight.
+_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+# No follower (ui/follow.py) is about to ask for its section's rerun (it waits 250 ms after coming
+# into sight) or has asked with no run seen since.
+_FOLLOWERS_IDLE = """() => !(window.__ittAskedAt && Date.now() - window.__ittAskedAt < 2000)
+  && ![...document.querySelectorAll('div.itt-follow')].some(b => b.__ittWaiting)"""
+
+
+def settle(page, timeout: int = APP_TIMEOUT_MS, sections: bool = False) -> None:
+    """Wait until the app has settled: connected, no script run going or owed, drawn as such, and no
+    section about to ask for a run of its own.
 
     The websocket says when the last run ended (see AppRuns); the DOM must agree (the root
-    element's data-test-script-state is "notRunning", its connection "CONNECTED").
+    element's data-test-script-state is "notRunning", its connection "CONNECTED"). A section that
+    follows a choice, or is worked out when reached (ui/follow.py), asks for its own rerun a
+    moment after it comes into sight: an input sent in that moment would race that run (a click
+    landing on a page redrawn under it, or a run taken for the input's). Settled means none is
+    waiting to ask, after the frames that let them see what is in sight; when one asks, its run
+    is waited for too: with `sections=True`, as every input sent through `_send` does. By default
+    the websocket and the DOM only, as before (what the walk through every page, tests/e2e/walk.py,
+    and the browser benchmark, scripts/bench_ui.py, were measured with).
     """
     runs = runs_of(page)
-    runs.wait(lambda: runs.quiet, timeout, "the app settling (the input's run started and ended)")
+    deadline = time.monotonic() + timeout / 1000
+    while True:
+        left = max(1, int((deadline - time.monotonic()) * 1000))
+        runs.wait(lambda: runs.quiet, left, "the app settling (the input's run started and ended)")
+        if not sections:
+            break
+        before = runs.mark()
+        page.evaluate(_FRAMES)
+        page.wait_for_function(_FOLLOWERS_IDLE, polling="raf", timeout=left)
+        if runs.sent == before and runs.quiet:
+            break
     state = '[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
     if runs.settled():  # nothing going: the page must show it (a ticking fragment may not pause)
         state += '[data-test-script-state="notRunning"]'
@@ -448,29 +480,91 @@ def wait_for_app(page, text: str | None = None, timeout: int = APP_TIMEOUT_MS) -
         expect(page.get_by_text(text).first).to_be_visible(timeout=timeout)
 
 
-def _send(page, target, action, shows=None, rerun: bool = True, timeout: int = APP_TIMEOUT_MS) -> None:
+def _send(page, target, action, shows=None, rerun: bool = True, sends=None,
+          timeout: int = APP_TIMEOUT_MS) -> None:
     """The one way a test sends an input.
 
-    Before: the app has settled and `target` is attached, visible and enabled (an input sent
-    during a redraw can land on an element about to be replaced). After: `shows()` checks the
-    input is in the DOM (the widget's new value), then Streamlit is seen to receive it: the
-    browser sent a rerun request, a run started after it, and every run has ended.
+    Before: `target` is attached and scrolled into view, then the app has settled (see `settle`:
+    a section the scroll brought into sight has had its own run) and `target` is visible and
+    enabled (an input sent during a redraw can land on an element about to be replaced). After:
+    `shows()` checks the input is in the DOM (the widget's new value), then Streamlit is seen to
+    receive it: the browser sent a rerun request (`sends`: one whose widget states, {widget id:
+    value}, satisfy `sends(states)`, not any request), a run started after it, and every run has
+    ended.
     """
     from playwright.sync_api import expect
 
     runs = runs_of(page)
-    settle(page, timeout)
     expect(target).to_be_attached(timeout=timeout)
+    _still(page, target, timeout, sized=False)
+    target.evaluate(_LET_GO)
     target.scroll_into_view_if_needed(timeout=timeout)
+    settle(page, timeout, sections=True)
     expect(target).to_be_visible(timeout=timeout)
     expect(target).to_be_enabled(timeout=timeout)
+    _still(page, target, timeout)
     before = runs.mark()
     action()
     if shows is not None:
         shows()
-    if rerun:
+    if sends is not None:
+        runs.wait(lambda: any(sends(states) for states in runs.requests[before:]), timeout,
+                  "the browser sending this input to Streamlit (a request carrying it)")
+        settle(page, timeout, sections=True)
+    elif rerun:
         runs.wait(lambda: runs.sent > before, timeout, "the browser sending the input to Streamlit")
-        settle(page, timeout)
+        settle(page, timeout, sections=True)
+
+
+def selects(key: str, check) -> Callable[[dict], bool]:
+    """For `click(sends=...)`: the request carries the selection of the chart with widget key `key`
+    (st.plotly_chart's `on_select`), and `check(points)` holds for its selected points.
+
+    Example: click(page, marker, at_center=True, sends=selects("attention.overview",
+                   lambda points: [p["customdata"][:2] for p in points] == [[2, 7]]))
+    """
+    import json
+
+    def sent(states: dict) -> bool:
+        for wid, value in states.items():
+            if wid.endswith(f"-{key}") and isinstance(value, str):
+                try:
+                    points = json.loads(value).get("selection", {}).get("points", [])
+                except (ValueError, AttributeError):
+                    continue
+                if points and check(points):
+                    return True
+        return False
+
+    return sent
+
+
+# True on the second of two animation frames in a row where the element's box is the same and
+# nothing around it is animating (an expander opening, closing, or following its content's height:
+# Streamlit animates a <details>'s height for half a second). A detached element is left to the
+# action, which finds the element anew.
+_STILL = """([e, sized]) => {
+  if (!e.isConnected) return true;
+  for (let n = e; n; n = n.parentElement) {
+    if (n.getAnimations().some(a => a.playState === 'running'
+        && isFinite(a.effect.getComputedTiming().endTime))) { e.__ittBox = undefined; return false; }
+  }
+  const r = e.getBoundingClientRect(); const k = [r.x, r.y, r.width, r.height].join();
+  const same = e.__ittBox === k; e.__ittBox = k; return same && (!sized || (r.width > 0 && r.height > 0)); }"""
+# The box being typed in, when it is in a form and is not the target: it lets go of the focus first.
+# A form's text box commits its text when it loses the focus (as when the learner presses the
+# form's button) and its "Press Enter to submit form" line goes, which makes the expander around it
+# follow the new height: that happens now, before the button's place is taken, not between the
+# press and the release of the click (where it moved the button away from under the pointer).
+_LET_GO = """(e) => { const a = document.activeElement;
+  if (a && a !== e && a.closest('[data-testid="stForm"]') && /^(INPUT|TEXTAREA)$/.test(a.tagName)) a.blur(); }"""
+
+
+def _still(page, target, timeout: int, sized: bool = True) -> None:
+    """Wait until `target` has stayed in place for two frames, with nothing around it animating
+    (`sized`: and it has a size, so it is drawn)."""
+    page.wait_for_function(_STILL, arg=[target.element_handle(timeout=timeout), sized], polling="raf",
+                           timeout=timeout)
 
 
 def loose(text: str) -> re.Pattern:
@@ -482,12 +576,16 @@ def loose(text: str) -> re.Pattern:
     return re.compile(r"\s*".join(re.escape(word) for word in text.split()))
 
 
-def click(page, target, rerun: bool = True, at_center: bool = False, timeout: int = APP_TIMEOUT_MS) -> None:
+def click(page, target, rerun: bool = True, at_center: bool = False, sends=None,
+          timeout: int = APP_TIMEOUT_MS) -> None:
     """Click `target` once the app has settled; wait for the run the click causes.
 
     `at_center`: click the page at the element's centre (for chart markers under plotly's drag
-    layer, which a plain element click would find covered). `rerun=False` for clicks Streamlit
-    does not hear (a tab).
+    layer, which a plain element click would find covered); like every input, it is sent once the
+    element has stayed in place for two frames (see `_send`).
+    `sends`: what the browser's request must carry (see `_send`, `selects`); a click at
+    coordinates that missed would otherwise pass on any section's rerun. `rerun=False` for clicks
+    Streamlit does not hear (a tab).
     """
     def action() -> None:
         if at_center:
@@ -496,7 +594,7 @@ def click(page, target, rerun: bool = True, at_center: bool = False, timeout: in
         else:
             target.click(timeout=timeout)
 
-    _send(page, target, action, rerun=rerun, timeout=timeout)
+    _send(page, target, action, rerun=rerun, sends=sends, timeout=timeout)
 
 
 def _value_is(target, value: str, timeout: int) -> None:

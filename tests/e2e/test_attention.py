@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, loose, runs_of, settle, slide, type_text
+from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, loose, runs_of, selects, settle, slide, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -68,14 +68,16 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     expect(unmasked.get_by_text(loose(i18n.fill(en["attention.unmasked.title"], layer="15", head="8")))).to_be_visible(
         timeout=APP_TIMEOUT_MS)
 
-    # Click the thumbnail of layer 2, head 7 in the overview: that head opens above.
+    # Click the thumbnail of layer 2, head 7 in the overview: that head opens above. The click counts
+    # once the browser sends the overview's own selection of that head, not any section's rerun.
     overview = page.locator(".st-key-attention-overview")
     points = overview.locator("g.trace.scatter path.point")
     expect(points.first).to_be_attached(timeout=APP_TIMEOUT_MS)
     overview.evaluate("e => e.scrollIntoView({block: 'center'})")
     n_heads = 9
     target = points.nth(2 * n_heads + 7)  # markers run layer by layer, head by head
-    click(page, target, at_center=True)
+    click(page, target, at_center=True,
+          sends=selects("attention.overview", lambda pts: [p["customdata"][:2] for p in pts] == [[2, 7]]))
     expect(heatmap.get_by_text(i18n.fill(title, layer="2", head="7"))).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(page.locator(".st-key-attention-layer").get_by_role("slider")).to_have_value("2")
     unmasked.scroll_into_view_if_needed()
