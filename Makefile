@@ -22,7 +22,7 @@ N ?= 2
 replicas: setup
 	$(PY) scripts/replicas.py --replicas $(N)
 
-# Three xdist workers (pyproject.toml's addopts; docs/testing.md); `pytest -n 0` runs in one process.
+# One process (pyproject.toml's addopts); `-n 3 --dist loadfile` runs on three workers (docs/testing.md).
 test: setup-test
 	$(PY) -m pytest
 

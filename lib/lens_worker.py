@@ -29,6 +29,7 @@ would double this process's memory). `python -m lib.lens_worker` runs the proces
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import os
 import pickle
@@ -163,6 +164,10 @@ class LensProcess:
         self._waiting = 0  # waited-for requests queued for the process
         self._proc: subprocess.Popen | None = None
         self._model = None  # the model whose unembedding the process holds (one at a time)
+        self.closed = False
+        # At exit, before the server's job threads are waited for (atexit runs the last registered
+        # first): a starved process would keep the server from ending.
+        atexit.register(self.close)
 
     @property
     def pid(self) -> int | None:
@@ -207,11 +212,13 @@ class LensProcess:
                 if self._busy:
                     self.promote()  # the lens ahead of it is in the way
             try:
-                while self._busy or (not waited and self._waiting):
+                while not self.closed and (self._busy or (not waited and self._waiting)):
                     self._turn.wait()
             finally:
                 if waited:
                     self._waiting -= 1
+            if self.closed:
+                raise LensProcessError("the lens process is closed: the server is ending")
             self._busy = True
         try:
             proc = self._start()
@@ -246,15 +253,14 @@ class LensProcess:
             self._proc = None
 
     def close(self) -> None:
-        """End the process (it ends by itself when the server does: its input closes)."""
+        """End the process now, and any request with it (the server is ending; a request waiting
+        for its answer gets LensProcessError). It also ends by itself when the server does."""
+        with self._turn:
+            self.closed = True
+            self._turn.notify_all()
         proc = self._proc
         if proc is not None:
-            try:
-                proc.stdin.close()
-                proc.wait(timeout=10)
-            except (OSError, subprocess.TimeoutExpired):
-                proc.kill()
-            self._proc = None
+            self._stop(proc)
 
 
 # --- the process's side -------------------------------------------------------------------------

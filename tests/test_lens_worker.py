@@ -105,6 +105,32 @@ def test_a_waited_lens_goes_before_those_started_ahead_and_raises_the_one_in_the
     assert calls == ["idle", "normal", "normal", "idle"]  # first ahead, raised, the waited one, the next ahead
 
 
+def test_closing_ends_the_process_and_the_requests_waiting_for_it(tiny_llama):
+    """At the server's exit the process is ended at once, and a lens waiting for its turn is told
+    (the server's job threads are waited for at exit: a starved process would hold it up)."""
+    import threading
+
+    proc = LensProcess()
+    rows = _rows(tiny_llama, "closing time")
+    logit_lens_elsewhere(proc, "tiny_llama", tiny_llama, rows)
+    pid = proc.pid
+    with proc._turn:
+        proc._busy = True  # another request has the process
+    errors = []
+
+    def ask():
+        try:
+            logit_lens_elsewhere(proc, "tiny_llama", tiny_llama, rows)
+        except LensProcessError as e:
+            errors.append(e)
+    waiter = threading.Thread(target=ask)
+    waiter.start()
+    proc.close()
+    waiter.join(10)
+    assert len(errors) == 1 and "closed" in str(errors[0])
+    assert proc.pid is None and not os.path.exists(f"/proc/{pid}/cmdline")  # ended and reaped
+
+
 def test_a_process_that_dies_is_told_and_replaced(process, tiny_llama):
     rows = _rows(tiny_llama, "a b c d e")
     logit_lens_elsewhere(process, "tiny_llama", tiny_llama, rows)

@@ -64,6 +64,8 @@ class _LensWork:
             lens = logit_lens_elsewhere(LENS_PROCESS, self.model_name, self.lm, self.rows, k=LENS_TOP_K,
                                         waited=waited)
         except LensProcessError:
+            if LENS_PROCESS.closed:  # the server is ending: no lens worked out here now
+                raise
             return self.here()
         return self._checked(lens)
 
