@@ -62,6 +62,7 @@ import logging
 import os
 import re
 import secrets
+import sqlite3
 import threading
 import time
 from collections import defaultdict
@@ -290,6 +291,22 @@ def class_days(env: dict[str, str] | None = None) -> int:
     return days if days > 0 else DEFAULT_DAYS
 
 
+def _wal(cur, wait_s: float = BUSY_TIMEOUT_S) -> None:
+    """Switch an SQLite file to WAL. The switch needs the file to itself and SQLite answers "database
+    is locked" at once, without its busy timeout, while another connection holds it (two replicas
+    opening a new file together): tried again for up to `wait_s`. A file in WAL mode already takes
+    no lock, so only the first start on a new file ever waits."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
+
+
 class ClassStore:
     """Classes and their learners' progress in one database; safe to share across threads."""
 
@@ -340,7 +357,7 @@ class ClassStore:
             dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (below)
             cur = dbapi_conn.cursor()
             cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
-            cur.execute("PRAGMA journal_mode = WAL")
+            _wal(cur)
             cur.execute("PRAGMA synchronous = NORMAL")
             cur.execute("PRAGMA foreign_keys = ON")
             cur.close()

@@ -136,6 +136,28 @@ def set_normal(pid: int, nice: int = PROMOTED_NICE) -> bool:
     return ok
 
 
+def raise_allowed() -> bool:
+    """Whether this process may take another out of the idle class to nice `PROMOTED_NICE`:
+    CAP_SYS_NICE (root, as a rule), or an RLIMIT_NICE of at least 20 - PROMOTED_NICE (systemd's
+    `LimitNICE=+10`). Where it may not, a lens started ahead could not be raised once someone waits
+    for it, so the lens process never enters the idle class there (it runs at nice +10)."""
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_NICE)[0]
+        if soft == resource.RLIM_INFINITY or soft >= 20 - PROMOTED_NICE:
+            return True
+    except (ImportError, AttributeError, OSError, ValueError):
+        pass
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("CapEff:"):
+                    return bool(int(line.split()[1], 16) >> 23 & 1)  # bit 23: CAP_SYS_NICE
+    except (OSError, ValueError):
+        pass
+    return False
+
+
 def scheduling(pid: int) -> list[tuple[int, int]]:
     """(policy, nice) of every thread of `pid` (for tests and benchmarks)."""
     out = []
@@ -153,10 +175,13 @@ class LensProcess:
     """The lens process seen from the server: `tables(...)` sends one lens's rows and waits for its
     tables (the calling thread waits on a pipe: it holds no lock the server needs).
 
-    One request at a time, a learner's first: a lens someone waits for (`waited=True`) goes before
-    any started ahead, raises the one being worked out (it is in the way), and is worked out at
-    nice +10 instead of the idle class. Where the OS refuses to raise it, a waited lens raises
-    LensProcessError at once: the caller works it out in the server, never in the idle class."""
+    One request at a time, a learner's first: a lens someone waits for (`waited=True`, or a
+    `threading.Event` set once someone does) goes before any started ahead, raises the one being
+    worked out (it is in the way), and is worked out at nice +10 instead of the idle class. The
+    class is chosen and changed under one lock, so a lens someone waits for is never put back in
+    the idle class. Where the OS refuses to raise it, a waited lens raises LensProcessError at
+    once: the caller works it out in the server, never in the idle class; where it would refuse
+    (`raise_allowed`), the process never enters the idle class at all."""
 
     def __init__(self) -> None:
         self._turn = threading.Condition()  # the process, one request at a time
@@ -165,6 +190,7 @@ class LensProcess:
         self._proc: subprocess.Popen | None = None
         self._model = None  # the model whose unembedding the process holds (one at a time)
         self.closed = False
+        self.idle_class = raise_allowed()  # lenses started ahead in the idle class, where they can be raised
         # At exit, before the server's job threads are waited for (atexit runs the last registered
         # first): a starved process would keep the server from ending.
         atexit.register(self.close)
@@ -177,15 +203,26 @@ class LensProcess:
     def _start(self) -> subprocess.Popen:
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
-        env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE", PYTHONPATH=str(ROOT))
+        env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE", PYTHONPATH=str(ROOT),
+                   ITT_LENS_IDLE="1" if self.idle_class else "0")
         try:
             self._proc = subprocess.Popen([sys.executable, "-m", "lib.lens_worker"], cwd=str(ROOT), env=env,
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         except OSError as e:
             raise LensProcessError(f"the lens process did not start: {e}") from e
         self._model = None
-        set_idle(self._proc.pid)
+        self._lower(self._proc.pid)
         return self._proc
+
+    def _lower(self, pid: int) -> None:
+        if self.idle_class:
+            set_idle(pid)
+        else:
+            for tid in _tids(pid):
+                try:
+                    os.setpriority(os.PRIO_PROCESS, tid, PROMOTED_NICE)
+                except OSError:
+                    pass
 
     def _ask(self, proc: subprocess.Popen, message: dict, *more) -> dict:
         try:
@@ -201,32 +238,42 @@ class LensProcess:
         return answer
 
     def tables(self, model_key, unembedding: Callable[[], tuple[np.ndarray, np.ndarray | None]],
-               rows: np.ndarray, p: int, k: int, waited: bool = False) -> dict[str, np.ndarray]:
+               rows: np.ndarray, p: int, k: int, waited: bool | threading.Event = False) -> dict[str, np.ndarray]:
         """`lens_tables` of rows [R, D] (through the final norm) with the model's unembedding,
-        worked out in the lens process: in the idle class, or (`waited`) at nice +10 and before any
-        lens started ahead. `unembedding()` gives (weight [V, D], bias [V] or None), asked when the
-        process does not hold this model's already."""
+        worked out in the lens process: in the idle class, or, once someone waits (`waited` True,
+        or an Event set), at nice +10 and before any lens started ahead. `unembedding()` gives
+        (weight [V, D], bias [V] or None), asked when the process does not hold this model's already."""
+        def now_waited() -> bool:
+            return waited is True or (not isinstance(waited, bool) and waited.is_set())
+
         with self._turn:
-            if waited:
+            counted = waited is True
+            if counted:
                 self._waiting += 1
                 if self._busy:
-                    self.promote()  # the lens ahead of it is in the way
+                    self._raise()  # the lens ahead of it is in the way
             try:
-                while not self.closed and (self._busy or (not waited and self._waiting)):
+                while not self.closed and (self._busy or (not now_waited() and self._waiting)):
                     self._turn.wait()
             finally:
-                if waited:
+                if counted:
                     self._waiting -= 1
             if self.closed:
                 raise LensProcessError("the lens process is closed: the server is ending")
             self._busy = True
+            try:
+                proc = self._start()
+                # Under the lock, as `promote`: a waiter who came a moment ago is not undone here.
+                if now_waited():
+                    if not set_normal(proc.pid):
+                        raise LensProcessError("not allowed to raise the lens process")
+                else:
+                    self._lower(proc.pid)  # a lens someone waited for may have raised it
+            except BaseException:
+                self._busy = False
+                self._turn.notify_all()
+                raise
         try:
-            proc = self._start()
-            if waited:
-                if not set_normal(proc.pid):
-                    raise LensProcessError("not allowed to raise the lens process")
-            else:
-                set_idle(proc.pid)  # a lens someone waited for may have raised it
             if self._model != model_key:
                 # Sent after the header: the process lets go of the model it holds first.
                 self._model = None
@@ -241,9 +288,15 @@ class LensProcess:
                 self._turn.notify_all()
 
     def promote(self) -> bool:
-        """Someone waits for the lens being worked out: raise the process, where the OS allows it."""
+        """Someone waits for the lens being worked out (or about to be: set its Event first):
+        raise the process, where the OS allows it."""
+        with self._turn:
+            self._turn.notify_all()  # a queued request whose Event was set goes before those ahead
+            return self._raise()
+
+    def _raise(self) -> bool:  # under self._turn
         pid = self.pid
-        return pid is not None and set_normal(pid)
+        return pid is not None and self._busy and set_normal(pid)
 
     def _stop(self, proc: subprocess.Popen) -> None:
         if proc.poll() is None:
@@ -274,7 +327,10 @@ def _this_process_lowest() -> None:
         libc.prctl(1, 15, 0, 0, 0)  # PR_SET_PDEATHSIG: SIGTERM when the server ends
     except (AttributeError, OSError, TypeError):
         pass
-    set_idle(os.getpid())
+    if os.environ.get("ITT_LENS_IDLE", "1") == "1":
+        set_idle(os.getpid())
+    else:
+        os.setpriority(os.PRIO_PROCESS, 0, PROMOTED_NICE)
 
 
 def main() -> None:

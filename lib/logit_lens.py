@@ -95,11 +95,11 @@ def logit_lens(loaded: LoadedModel, resid: np.ndarray, positions: np.ndarray | N
 
 
 def logit_lens_elsewhere(process: LensProcess, model_key, loaded: LoadedModel, resid: np.ndarray,
-                         k: int = 5, waited: bool = False) -> Lens:
+                         k: int = 5, waited=False) -> Lens:
     """`logit_lens(loaded, resid, k=k)`, with its big products worked out in the lens process
     (lib/lens_worker.py): the final norm is applied here (a few ms), the unembedding there.
     `model_key` names the model to the process, which is given the unembedding when it lacks it;
-    `waited`: someone waits for it (see LensProcess.tables).
+    `waited`: someone waits for it, True or an Event set once someone does (see LensProcess.tables).
     Raises LensProcessError where that cannot be done (an unembedding that is not a linear map or
     is too big to copy, a process that died): the caller then calls `logit_lens`.
     """

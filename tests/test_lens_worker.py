@@ -75,6 +75,7 @@ def test_a_waited_lens_goes_before_those_started_ahead_and_raises_the_one_in_the
     monkeypatch.setattr(lens_worker, "set_idle", lambda pid: calls.append("idle") or True)
     monkeypatch.setattr(lens_worker, "set_normal", lambda pid: calls.append("normal") or True)
     proc = LensProcess()
+    proc.idle_class = True
     stand_in = types.SimpleNamespace(pid=-1, poll=lambda: None)
     monkeypatch.setattr(proc, "_start", lambda: stand_in)
     proc._proc, proc._model = stand_in, "m"
@@ -103,6 +104,64 @@ def test_a_waited_lens_goes_before_those_started_ahead_and_raises_the_one_in_the
         t.join(10)
     assert order == [1, 3, 2]
     assert calls == ["idle", "normal", "normal", "idle"]  # first ahead, raised, the waited one, the next ahead
+    proc._proc = None  # the stand-in has nothing to end
+    proc.close()
+
+
+def test_a_lens_started_ahead_that_someone_comes_to_wait_for_is_never_put_back_idle(monkeypatch):
+    """A learner starts waiting for their lens while it is still queued behind another: its Event
+    is set and the process promoted; when its turn comes it runs raised, not in the idle class."""
+    import threading
+    import types
+
+    from lib import lens_worker
+
+    calls, order, gate = [], [], threading.Event()
+    monkeypatch.setattr(lens_worker, "set_idle", lambda pid: calls.append("idle") or True)
+    monkeypatch.setattr(lens_worker, "set_normal", lambda pid: calls.append("normal") or True)
+    proc = LensProcess()
+    proc.idle_class = True
+    stand_in = types.SimpleNamespace(pid=-1, poll=lambda: None)
+    monkeypatch.setattr(proc, "_start", lambda: stand_in)
+    proc._proc, proc._model = stand_in, "m"
+
+    def ask(_, message):
+        order.append(message["rows"][0, 0])
+        if message["rows"][0, 0] == 1:
+            gate.wait(10)
+        return {"ok": True, "tables": message["rows"][0, 0]}
+    monkeypatch.setattr(proc, "_ask", ask)
+    wanted = threading.Event()
+    first = threading.Thread(target=proc.tables, args=("m", None, np.full((1, 2), 1), 1, 1, False))
+    first.start()
+    while order != [1]:
+        gate.wait(0.01)
+    mine = threading.Thread(target=proc.tables, args=("m", None, np.full((1, 2), 2), 1, 1, wanted))
+    mine.start()
+    wanted.set()  # as _LensWork.promote does, before the process is raised
+    assert proc.promote()  # the lens in its way is raised
+    gate.set()
+    for t in (first, mine):
+        t.join(10)
+    assert order == [1, 2]
+    assert calls == ["idle", "normal", "normal"]  # first ahead, raised for the waiter, then mine raised
+    proc._proc = None
+    proc.close()
+
+
+def test_where_a_lens_could_not_be_raised_the_process_never_enters_the_idle_class(monkeypatch, tiny_llama):
+    """Without the right to raise a process (no CAP_SYS_NICE, RLIMIT_NICE under +10), a learner
+    could wait on a lens starved in the idle class: the process runs at nice +10 instead."""
+    from lib import lens_worker
+
+    monkeypatch.setattr(lens_worker, "raise_allowed", lambda: False)
+    proc = LensProcess()
+    try:
+        logit_lens_elsewhere(proc, "tiny_llama", tiny_llama, _rows(tiny_llama, "seven eight nine"))
+        policies = scheduling(proc.pid)
+        assert policies and all(policy == os.SCHED_OTHER and nice == 10 for policy, nice in policies)
+    finally:
+        proc.close()
 
 
 def test_closing_ends_the_process_and_the_requests_waiting_for_it(tiny_llama):

@@ -17,6 +17,7 @@ place, so a learner trying ten sentences queues one lens, not ten.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from typing import Hashable
 
 import numpy as np
@@ -51,6 +52,7 @@ class _LensWork:
         self.lm, cap = get_model(model_name), get_capture(model_name, text, max_tokens)
         self.pos = lens_positions(cap.n_tokens, window)
         self.rows = np.ascontiguousarray(cap.resid[:, self.pos])
+        self.wanted = threading.Event()  # set once someone waits for this lens started ahead
 
     def _checked(self, lens: Lens) -> tuple[Lens, float]:
         lens = dataclasses.replace(lens, positions=self.pos)
@@ -59,7 +61,7 @@ class _LensWork:
     def here(self) -> tuple[Lens, float]:
         return self._checked(logit_lens(self.lm, self.rows, k=LENS_TOP_K))
 
-    def _there(self, waited: bool) -> tuple[Lens, float]:
+    def _there(self, waited: bool | threading.Event) -> tuple[Lens, float]:
         try:
             lens = logit_lens_elsewhere(LENS_PROCESS, self.model_name, self.lm, self.rows, k=LENS_TOP_K,
                                         waited=waited)
@@ -73,9 +75,10 @@ class _LensWork:
         return self._there(waited=True)
 
     def ahead(self) -> tuple[Lens, float]:
-        return self._there(waited=False)
+        return self._there(waited=self.wanted)
 
     def promote(self) -> None:
+        self.wanted.set()
         LENS_PROCESS.promote()
 
 

@@ -432,7 +432,17 @@ CHARTS = '[data-testid="stPlotlyChart"], [data-testid="ittLiveChart"]'
 
 # Two animation frames: what the last change moved has been laid out, and the intersection
 # observers (ui/follow.py's followers) have been told what came into sight.
-_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+# Two frames, or 5 s at most: a page the browser stops drawing (a renderer that froze, a tab it
+# throttles) gives no frame, and Playwright's evaluate has no timeout of its own.
+_FRAMES = """() => new Promise(r => {
+  requestAnimationFrame(() => requestAnimationFrame(() => r(true)));
+  setTimeout(() => r(false), 5000);
+})"""
+
+
+def frames(page) -> bool:
+    """Wait for the page's next two frames (False: none came in 5 s)."""
+    return page.evaluate(_FRAMES)
 # No follower (ui/follow.py) is about to ask for its section's rerun (it waits 250 ms after coming
 # into sight) or has asked with no run seen since.
 _FOLLOWERS_IDLE = """() => !(window.__ittAskedAt && Date.now() - window.__ittAskedAt < 2000)
@@ -461,7 +471,7 @@ def settle(page, timeout: int = APP_TIMEOUT_MS, sections: bool = False) -> None:
         if not sections:
             break
         before = runs.mark()
-        page.evaluate(_FRAMES)
+        frames(page)
         page.wait_for_function(_FOLLOWERS_IDLE, polling="raf", timeout=left)
         if runs.sent == before and runs.quiet:
             break

@@ -13,7 +13,7 @@ import pytest
 
 from lib import i18n
 from tests.e2e import axe
-from tests.e2e.conftest import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto, settle, type_text
+from tests.e2e.conftest import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, frames, goto, settle, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -40,7 +40,7 @@ _FRAME_FIT = """() => {
 
 def _redrawn(page) -> None:
     """plotly (and the frame) lay out again on the next animation frames after a resize."""
-    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    frames(page)
     settle(page)
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from lib import i18n
 from tests.e2e import axe
-from tests.e2e.conftest import SERVER_WARM_TIMEOUT_MS, goto, offline_page, settle
+from tests.e2e.conftest import SERVER_WARM_TIMEOUT_MS, frames, goto, offline_page, settle
 
 pytestmark = pytest.mark.e2e
 
@@ -92,7 +92,7 @@ def test_a_phone_reads_every_page_whole(phone, app_url):
         if i:
             axe.visit(page, i, SERVER_WARM_TIMEOUT_MS)
         axe.scroll_to_end(page, SERVER_WARM_TIMEOUT_MS)
-        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        frames(page)
         where = path or "numbers"
         covered += [f"{where}: {c}" for c in page.evaluate(_UNDER_MODEBAR, SLACK)]
         pages_with_bar += page.evaluate("() => document.querySelectorAll('.js-plotly-plot .modebar-group').length > 0")
