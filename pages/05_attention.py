@@ -26,6 +26,7 @@ st.header(t("attention.live.header"))
 lesson.show(text, "heatmap", model_name=name, n_layers=num(info.n_layers), n_heads=num(info.n_heads))
 cap = core.capture()
 mark = follow.inputs_mark(core.model_name(), cap.text) if cap is not None else ""  # sections below: when reached
+model_mark = follow.inputs_mark(core.model_name())  # sections below that read only the model
 
 
 @st.fragment(key=view.LIVE_SECTION)
@@ -112,7 +113,7 @@ if cap is not None:
 
 st.header(t("attention.scaling.header"))
 lesson.show(text, "why_scale")
-view.scaling_section(info.d_head)
+view.scaling_section(info.d_head, model_mark)
 
 st.header(t("attention.gqa.header"))
 lesson.show(text, "gqa", n_heads=num(info.n_heads), n_kv_heads=num(info.n_kv_heads), group=num(info.group_size))
@@ -128,7 +129,7 @@ if cap is not None:
 
 st.header(t("attention.cost.header"))
 lesson.show(text, "cost")
-view.cost_section(info, cap.n_tokens if cap is not None else None, name)
+st.fragment(key="attention.cost_section")(view.cost_section)(info, cap.n_tokens if cap is not None else None, name, mark)
 
 st.header(t("attention.flash.header"))
 lesson.show(text, "flash")

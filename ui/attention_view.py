@@ -513,25 +513,26 @@ def check_against_model(cap: Capture, steps: att.HeadSteps, layer: int, head: in
 
 def gqa_section(info, cap: Capture | None, config: dict, live_name: str, mark: str = "") -> None:
     """GQA's groups, whether the capture's heads of a group share their keys and values, and what
-    that saves. The same for every head: the figure and the check are kept per model, text and
-    language, so a full run of the page rebuilds neither. The check reads every layer's keys and
-    values: it runs when the learner reaches it (`mark`: the page's inputs, ui.follow)."""
-    lang = core.lang()
-    left, right = st.columns([2, 3])
-    live_chart(gqa_spec(info.n_heads, info.n_kv_heads, lang), key="attention.gqa_chart", where=left)
-    with right:
-        if info.n_kv_heads == info.n_heads:
-            st.info(t("attention.gqa.none"))
-        elif cap is not None:
-            with follow.when_reached("attention.gqa_box", mark) as now:
-                if now:
-                    same = kv_shared(core.model_name(), cap.text, core.cut(cap), info.n_heads, info.n_kv_heads)
-                    st.success(t("attention.gqa.shared" if same else "attention.gqa.not_shared",
-                                 g=num(info.group_size)))
-        saving = {v.name: v for v in att.kv_variants(config, KV_TOKENS)}["grouped"].saving
-        st.metric(t("attention.gqa.saving"), f"{num(saving, 1)}×")
-    styles.table(kv_table(live_name, config, lang), "attention.kv_table")
-    st.caption(t("attention.kv.caption", tokens=num(KV_TOKENS)))
+    that saves. Far below the first screen: computed when the learner reaches it (`mark`: the
+    page's inputs, ui.follow); the check reads every layer's keys and values. The figure and the
+    check are kept per model, text and language, so a full run of the page rebuilds neither."""
+    with follow.when_reached("attention.gqa_box", mark) as now:
+        if not now:
+            return
+        lang = core.lang()
+        left, right = st.columns([2, 3])
+        live_chart(gqa_spec(info.n_heads, info.n_kv_heads, lang), key="attention.gqa_chart", where=left)
+        with right:
+            if info.n_kv_heads == info.n_heads:
+                st.info(t("attention.gqa.none"))
+            elif cap is not None:
+                same = kv_shared(core.model_name(), cap.text, core.cut(cap), info.n_heads, info.n_kv_heads)
+                st.success(t("attention.gqa.shared" if same else "attention.gqa.not_shared",
+                             g=num(info.group_size)))
+            saving = {v.name: v for v in att.kv_variants(config, KV_TOKENS)}["grouped"].saving
+            st.metric(t("attention.gqa.saving"), f"{num(saving, 1)}×")
+        styles.table(kv_table(live_name, config, lang), "attention.kv_table")
+        st.caption(t("attention.kv.caption", tokens=num(KV_TOKENS)))
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -592,21 +593,26 @@ def mask_section(cap: Capture, scale: float, layer: int, head: int) -> None:
 
 
 @st.fragment
-def scaling_section(d_head: int) -> None:
-    options = sorted(set(D_HEADS) | {d_head})
-    if st.session_state.get("attention.dh") not in options:
-        st.session_state["attention.dh"] = d_head
-    dh = st.select_slider(t("attention.scaling.dh"), options=options, key="attention.dh")
-    demo = scaling(int(dh), 0)
-    cols = st.columns(4)
-    cols[0].metric(t("attention.scaling.var_raw"), num(demo.var_raw, 1))
-    cols[1].metric(t("attention.scaling.var_scaled"), num(demo.var_scaled, 2))
-    cols[2].metric(t("attention.scaling.max_raw"), f"{num(round(100 * demo.max_raw))}%")
-    cols[3].metric(t("attention.scaling.max_scaled"), f"{num(round(100 * demo.max_scaled))}%")
-    live_chart(scaling_spec(int(dh), core.lang()), key="attention.scaling_chart")
-    keys = len(demo.weights_raw)
-    st.caption(t("attention.scaling.seed", n=num(len(demo.raw)), seed=num(demo.seed), rows=num(len(demo.raw) // keys),
-                 keys=num(keys)))
+def scaling_section(d_head: int, mark: str = "") -> None:
+    """The scaling demo (the same for every text): computed when the learner reaches it (`mark`:
+    the model, ui.follow)."""
+    with follow.when_reached("attention.scaling_box", mark) as now:
+        if not now:
+            return
+        options = sorted(set(D_HEADS) | {d_head})
+        if st.session_state.get("attention.dh") not in options:
+            st.session_state["attention.dh"] = d_head
+        dh = st.select_slider(t("attention.scaling.dh"), options=options, key="attention.dh")
+        demo = scaling(int(dh), 0)
+        cols = st.columns(4)
+        cols[0].metric(t("attention.scaling.var_raw"), num(demo.var_raw, 1))
+        cols[1].metric(t("attention.scaling.var_scaled"), num(demo.var_scaled, 2))
+        cols[2].metric(t("attention.scaling.max_raw"), f"{num(round(100 * demo.max_raw))}%")
+        cols[3].metric(t("attention.scaling.max_scaled"), f"{num(round(100 * demo.max_scaled))}%")
+        live_chart(scaling_spec(int(dh), core.lang()), key="attention.scaling_chart")
+        keys = len(demo.weights_raw)
+        st.caption(t("attention.scaling.seed", n=num(len(demo.raw)), seed=num(demo.seed), rows=num(len(demo.raw) // keys),
+                     keys=num(keys)))
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -618,20 +624,25 @@ def scaling_spec(dh: int, lang: str) -> dict:
     return scaling_figure(scaling(dh, 0), labels).to_dict()
 
 
-def cost_section(info, n_tokens: int | None, live_name: str) -> None:
-    width = info.n_heads * info.d_head
-    lang = core.lang()
-    n_local = sum(x == "sliding_attention" for x in info.layer_types)
-    win = dict(window=info.sliding_window, n_local=n_local)
-    left, right = st.columns(2)
-    live_chart(cost_spec(live_name, width, info.n_layers, n_tokens, lang, info.sliding_window, n_local,
-                         info.context_length), key="attention.cost_chart", where=left)
-    live_chart(memory_spec(info.d_head, lang), key="attention.memory_chart", where=right)
-    if n_tokens:
-        st.markdown(t("attention.cost.yours_text", n=num(n_tokens),
-                      flops=num(att.attention_flops(n_tokens, width, info.n_layers, **win) / 1e6, 1),
-                      causal=num(att.attention_flops(n_tokens, width, info.n_layers, causal=True, **win) / 1e6, 1),
-                      l=num(info.n_layers), d=num(width)))
+def cost_section(info, n_tokens: int | None, live_name: str, mark: str = "") -> None:
+    """What attention costs as the text grows, and its memory: computed when the learner reaches it
+    (`mark`: the page's inputs, ui.follow)."""
+    with follow.when_reached("attention.cost_box", mark) as now:
+        if not now:
+            return
+        width = info.n_heads * info.d_head
+        lang = core.lang()
+        n_local = sum(x == "sliding_attention" for x in info.layer_types)
+        win = dict(window=info.sliding_window, n_local=n_local)
+        left, right = st.columns(2)
+        live_chart(cost_spec(live_name, width, info.n_layers, n_tokens, lang, info.sliding_window, n_local,
+                             info.context_length), key="attention.cost_chart", where=left)
+        live_chart(memory_spec(info.d_head, lang), key="attention.memory_chart", where=right)
+        if n_tokens:
+            st.markdown(t("attention.cost.yours_text", n=num(n_tokens),
+                          flops=num(att.attention_flops(n_tokens, width, info.n_layers, **win) / 1e6, 1),
+                          causal=num(att.attention_flops(n_tokens, width, info.n_layers, causal=True, **win) / 1e6, 1),
+                          l=num(info.n_layers), d=num(width)))
 
 
 COST_TOKENS = np.unique(np.geomspace(16, 131072, 60).astype(int))  # the cost curves' x: 16 to 128k tokens

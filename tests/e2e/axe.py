@@ -47,8 +47,9 @@ def pages() -> list[str]:
 
 
 def scroll_to_end(page, timeout: int = APP_TIMEOUT_MS) -> None:
-    """Scroll the main container to its end one screen at a time, settling after each step, then
-    wait until every chart drawn on approach (and not hidden) has drawn."""
+    """Scroll the main container to its end one screen at a time, settling after each step (a
+    section computed when reached, ui/follow.py, asks for its run once in sight: that run is waited
+    for), then wait until every chart drawn on approach (and not hidden) has drawn."""
     page.evaluate(f"() => {{ ({_SCROLLER})().scrollTop = 0; }}")
     for _ in range(200):  # a bound, not a wait: the longest page is some 60 screens
         at_end = page.evaluate(f"""() => {{
@@ -57,7 +58,7 @@ def scroll_to_end(page, timeout: int = APP_TIMEOUT_MS) -> None:
           if (!end) el.scrollTop += Math.max(200, el.clientHeight - 100);
           return end;
         }}""")
-        settle(page, timeout)
+        settle(page, timeout, sections=True)  # a section computed when reached has had its run
         # At the end only if it still is once the page has settled: a section computed on approach
         # or a chart drawn then can make the page longer.
         if at_end and page.evaluate(f"""() => {{
