@@ -80,3 +80,16 @@ def test_every_title_leaves_the_mode_bars_band_above_it():
     assert matrix["title"]["pad"]["t"] >= MODEBAR_PX and matrix["margin"]["t"] >= 130 + MODEBAR_PX - 6
     untitled = laid_out({"margin": {"t": 5}})
     assert untitled["margin"]["t"] >= MODEBAR_PX
+
+
+def test_a_title_of_two_lines_keeps_its_second_line_above_the_plot():
+    """plotly anchors a title of several lines by its first: the pad under it holds the others, and
+    the top margin holds the band, every line and that pad (seen on a phone: a heatmap's title's
+    second line over its top row and its first tick label)."""
+    from ui.figures import LINE_PX, MODEBAR_PX, TITLE_SIZE
+
+    one = laid_out({"title": {"text": "I neuroni più attivi"}})
+    two = laid_out({"title": {"text": "I neuroni più attivi dello strato 15 su ogni token"}})
+    assert two["title"]["text"].count("<br>") == 1
+    assert two["title"]["pad"]["b"] == one["title"]["pad"]["b"] + LINE_PX[TITLE_SIZE]
+    assert two["margin"]["t"] >= MODEBAR_PX + 2 * LINE_PX[TITLE_SIZE] + two["title"]["pad"]["b"] - LINE_PX[TITLE_SIZE]

@@ -163,7 +163,11 @@ def laid_out(layout: dict) -> dict:
             # on the title's right end) stays above the title. The top margin is set to hold the
             # band, the title's lines and the pad under them: plotly's automargin only ever grows
             # it (plotly.js 4, Streamlit's, also counts the pad above; 3.7, the live charts', not).
-            new.update(yref="paper", y=1, yanchor="bottom", automargin=True, pad={"t": MODEBAR_PX, "b": room})
+            # plotly places a title of several lines by its first line, so the pad under it holds
+            # the lines after the first too: they would otherwise run into the plot (seen on a
+            # phone: a heatmap's title's second line over its data and its first tick label).
+            extra = (_lines(wrapped) - 1) * LINE_PX[TITLE_SIZE]
+            new.update(yref="paper", y=1, yanchor="bottom", automargin=True, pad={"t": MODEBAR_PX, "b": room + extra})
             margin["t"] = MODEBAR_PX + 6 + _lines(wrapped) * LINE_PX[TITLE_SIZE] + room
         layout["title"] = new
     elif top_ticks:  # an axis title and tick labels above the plot: the band above them
