@@ -63,9 +63,11 @@ def test_the_process_runs_in_the_idle_class_and_is_raised_for_a_learner_waiting(
         assert all(policy == os.SCHED_IDLE for policy, _ in scheduling(pid))
 
 
-def test_a_waited_lens_goes_before_those_started_ahead_and_raises_the_one_in_the_way(monkeypatch):
-    """The process's turns, with the process stood in for: one request at a time; a waited one goes
-    before an earlier one started ahead, raises the one being worked out, and runs raised itself."""
+@pytest.fixture
+def turns(monkeypatch):
+    """A LensProcess whose process is stood in for, to watch its turns: `calls` lists the classes
+    it was put in ("idle", "normal"), `order` the requests it worked out (rows[0, 0] marks each),
+    and a request marked 1 holds its turn until `gate` is set."""
     import threading
     import types
 
@@ -86,6 +88,18 @@ def test_a_waited_lens_goes_before_those_started_ahead_and_raises_the_one_in_the
             gate.wait(10)
         return {"ok": True, "tables": message["rows"][0, 0]}
     monkeypatch.setattr(proc, "_ask", ask)
+    yield types.SimpleNamespace(proc=proc, calls=calls, order=order, gate=gate)
+    gate.set()
+    proc._proc = None  # the stand-in has nothing to end
+    proc.close()
+
+
+def test_a_waited_lens_goes_before_those_started_ahead_and_raises_the_one_in_the_way(turns):
+    """The process's turns, with the process stood in for: one request at a time; a waited one goes
+    before an earlier one started ahead, raises the one being worked out, and runs raised itself."""
+    import threading
+
+    proc, calls, order, gate = turns.proc, turns.calls, turns.order, turns.gate
 
     def send(mark, waited):
         return threading.Thread(target=proc.tables, args=("m", None, np.full((1, 2), mark), 1, 1, waited))
@@ -104,33 +118,14 @@ def test_a_waited_lens_goes_before_those_started_ahead_and_raises_the_one_in_the
         t.join(10)
     assert order == [1, 3, 2]
     assert calls == ["idle", "normal", "normal", "idle"]  # first ahead, raised, the waited one, the next ahead
-    proc._proc = None  # the stand-in has nothing to end
-    proc.close()
 
 
-def test_a_lens_started_ahead_that_someone_comes_to_wait_for_is_never_put_back_idle(monkeypatch):
+def test_a_lens_started_ahead_that_someone_comes_to_wait_for_is_never_put_back_idle(turns):
     """A learner starts waiting for their lens while it is still queued behind another: its Event
     is set and the process promoted; when its turn comes it runs raised, not in the idle class."""
     import threading
-    import types
 
-    from lib import lens_worker
-
-    calls, order, gate = [], [], threading.Event()
-    monkeypatch.setattr(lens_worker, "set_idle", lambda pid: calls.append("idle") or True)
-    monkeypatch.setattr(lens_worker, "set_normal", lambda pid: calls.append("normal") or True)
-    proc = LensProcess()
-    proc.idle_class = True
-    stand_in = types.SimpleNamespace(pid=-1, poll=lambda: None)
-    monkeypatch.setattr(proc, "_start", lambda: stand_in)
-    proc._proc, proc._model = stand_in, "m"
-
-    def ask(_, message):
-        order.append(message["rows"][0, 0])
-        if message["rows"][0, 0] == 1:
-            gate.wait(10)
-        return {"ok": True, "tables": message["rows"][0, 0]}
-    monkeypatch.setattr(proc, "_ask", ask)
+    proc, calls, order, gate = turns.proc, turns.calls, turns.order, turns.gate
     wanted = threading.Event()
     first = threading.Thread(target=proc.tables, args=("m", None, np.full((1, 2), 1), 1, 1, False))
     first.start()
@@ -145,8 +140,6 @@ def test_a_lens_started_ahead_that_someone_comes_to_wait_for_is_never_put_back_i
         t.join(10)
     assert order == [1, 2]
     assert calls == ["idle", "normal", "normal"]  # first ahead, raised for the waiter, then mine raised
-    proc._proc = None
-    proc.close()
 
 
 def test_where_a_lens_could_not_be_raised_the_process_never_enters_the_idle_class(monkeypatch, tiny_llama):
