@@ -24,7 +24,7 @@ sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 
 import bench_ui  # noqa: E402
 from lib import i18n  # noqa: E402
-from tests.e2e.conftest import (CHROMIUM, CHROMIUM_ARGS, _free_port, healthy, runs_of, settle,  # noqa: E402
+from drivers.browser import (CHROMIUM, CHROMIUM_ARGS, _free_port, healthy, runs_of, settle,  # noqa: E402
                                 stop_process)
 
 START_TIMEOUT_S = 600

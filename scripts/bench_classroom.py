@@ -5,7 +5,7 @@ bank at once (one thread per learner, each sending its answers one after the oth
 teacher's dashboard is read R times. Prints p50/p95 of one answer's write (`record_answer`, its
 whole transaction) and of one dashboard read, and checks that the dashboard counts exactly K
 answers per question (none lost, none doubled). On SQLite in a temporary folder and on a real
-PostgreSQL server started for the run (tests/postgres.py: Debian's binaries, fsync off, so the
+PostgreSQL server started for the run (drivers/postgres.py: Debian's binaries, fsync off, so the
 PostgreSQL figures leave out the disk's flush).
 
     .venv/bin/python scripts/bench_classroom.py                  # both databases, K = 30
@@ -92,7 +92,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             rows.append(("SQLite (WAL)", run(f"sqlite:///{tmp}/bench.sqlite3", args.learners, args.refreshes)))
     if args.backend in ("postgresql", "both"):
-        from tests.postgres import PostgresServer
+        from drivers.postgres import PostgresServer
 
         server = PostgresServer().start()
         try:

@@ -12,7 +12,7 @@ Debian's Chromium (Playwright):
   and the bytes sent per move. A widget in a section computed when reached is moved after the page
   has been scrolled down to its end, as a learner reading on would.
 
-"Over" is what Streamlit's websocket says (tests/e2e/conftest.py's AppRuns: the rerun request,
+"Over" is what Streamlit's websocket says (drivers/browser.py's AppRuns: the rerun request,
 then the start and finish of its run), then the DOM's script state "notRunning": the learner's
 wait, not the script's time. It prints a markdown table with PASS/MISS against the speed goals
 (widget <= 300 ms p95, switch first screen <= 1.5 s and settled <= 3 s, open <= 5 s). A
@@ -36,8 +36,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from lib import i18n  # noqa: E402
-from tests.e2e.axe import scroll_to_end  # noqa: E402
-from tests.e2e.conftest import (  # noqa: E402
+from drivers.axe import scroll_to_end  # noqa: E402
+from drivers.browser import (  # noqa: E402
     CHROMIUM, CHROMIUM_ARGS, SERVER_WARM_TIMEOUT_MS, runs_of, serve, settle, track,
 )
 

@@ -8,9 +8,9 @@ question within one second; the teacher's dashboard must count exactly K (none l
 
 What it does, in order:
   1. starts the server(s) on a fresh database (a SQLite file in a temporary folder, or a PostgreSQL
-     server started for the run with tests/postgres.py) and starts a class in it, as the teachers'
+     server started for the run with drivers/postgres.py) and starts a class in it, as the teachers'
      page does;
-  2. K protocol learners (tests/stclient.py: Streamlit's own websocket, as the browser speaks it)
+  2. K protocol learners (drivers/stclient.py: Streamlit's own websocket, as the browser speaks it)
      open the join link `/?class=CODE`, keep the proposed pseudonym and join ("join");
   3. all of them answer the first multiple-choice question of the first lesson within one second
      ("answer"); the dashboard must then count K learners and exactly K first answers to it;
@@ -22,7 +22,7 @@ What it does, in order:
   4'. with --stop-replica-after S (instead of 4): every learner answers the lesson's other
      multiple-choice questions one by one, spread over 2 S seconds, and S seconds in replica 0 is
      killed (SIGKILL: a crash). Its learners find their websocket closed at their next answer and
-     reconnect as the browser does (tests/stclient.py's `reconnect`: nginx sends them to the other
+     reconnect as the browser does (drivers/stclient.py's `reconnect`: nginx sends them to the other
      replica, a new session, their membership back from the tab's storage) and answer again. Then
      the answers the class counts must equal the answers sent (each one a verdict the learner saw),
      question by question, with K learners in the class (nobody joined twice) and no failure;
@@ -51,7 +51,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from lib import classroom as C  # noqa: E402
-from tests.stclient import Learner  # noqa: E402
+from drivers.stclient import Learner  # noqa: E402
 
 IDLE_CPU_GOAL = 0.10  # of one core, with K learners joined and idle and the dashboard open
 WAIT_GOAL_S = 2.0
@@ -290,7 +290,7 @@ def main() -> int:
     pg = None
     tmp = Path(tempfile.mkdtemp(prefix="itt-class-"))
     if args.postgres:
-        from tests.postgres import PostgresServer
+        from drivers.postgres import PostgresServer
 
         pg = PostgresServer().start()
         url = pg.new_database()

@@ -5,7 +5,7 @@ websocket session, doing a lesson's flow; per action the wait (p50/p95) and the 
     .venv/bin/python scripts/load_driver.py --learners 10 --replicas 3   # 3 replicas behind nginx
     .venv/bin/python scripts/load_driver.py --url http://host:8501 --learners 5   # a running server
 
-Each learner is a `tests.stclient.Learner`: it speaks Streamlit's own protocol, like the browser,
+Each learner is a `drivers.stclient.Learner`: it speaks Streamlit's own protocol, like the browser,
 without drawing (thirty Chromium tabs on a 2-core machine would measure Chromium, not the server).
 The flow, the same for every learner, with a think time between actions (seeded; `--think 0.5 2`
 by default, a stress test: a learner who reads the lesson between inputs takes far longer):
@@ -60,7 +60,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 from lib.settings import replica_env  # noqa: E402
 from measure_rss import status_mb  # noqa: E402  (scripts/measure_rss.py)
 from render import healthy  # noqa: E402  (deploy/nginx/render.py: the one health probe)
-from tests.stclient import Learner, StreamlitProtocolError, heatmap_tokens  # noqa: E402
+from drivers.stclient import Learner, StreamlitProtocolError, heatmap_tokens  # noqa: E402
 
 GOAL_P95_S = 2.0
 GOAL_P95_BY_ACTION_S = {"text": 3.0}  # a new text runs the model's forward pass: 3 s

@@ -28,7 +28,7 @@ def main() -> int:
 
     from lib import classroom as C
     from lib.quiz import load_bank
-    from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, serve
+    from drivers.browser import CHROMIUM, CHROMIUM_ARGS, serve
 
     store = C.ClassStore(url)
     created = store.create_class("3B · Dentro il Transformer")

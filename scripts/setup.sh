@@ -119,7 +119,7 @@ fi
 
 # --- PostgreSQL for the class store's tests (tests/test_classroom_store.py) ---------
 # The tests run the class store against a real PostgreSQL server they start themselves
-# (initdb into a temporary folder, pg_ctl on a free port: tests/postgres.py). Only
+# (initdb into a temporary folder, pg_ctl on a free port: drivers/postgres.py). Only
 # Debian's binaries are needed; the package's own service is not started here.
 if [ "$MODE" = test ]; then
   pg_bin() { ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n 1; }

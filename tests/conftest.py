@@ -154,14 +154,14 @@ def real_gemma():
 
 @pytest.fixture(scope="session")
 def postgres():
-    """A real PostgreSQL server for the whole run (tests/postgres.py), stopped at the end.
+    """A real PostgreSQL server for the whole run (drivers/postgres.py), stopped at the end.
 
     Missing PostgreSQL skips the tests that need it, except on CI (CI=true), where it fails them:
     `make test` installs Debian's postgresql as root.
     """
     import os
 
-    from tests.postgres import PostgresMissing, PostgresServer
+    from drivers.postgres import PostgresMissing, PostgresServer
 
     try:
         server = PostgresServer()
@@ -173,3 +173,66 @@ def postgres():
         yield server.start()
     finally:
         server.stop()
+
+
+# --- the hub's stand-in (drivers/hub_standin.py) ----------------------------------------------
+
+@pytest.fixture(scope="session")
+def hub_server(tmp_path_factory, byte_tokenizer):
+    """One stand-in for the session, serving every family (`standin/<name>`), the same tiny Llama
+    a larger Llama throttled (`standin/slow-llama`,
+    and the same as `-it` and `-en`), one with pickled weights only (`standin/bin-only`), one
+    over the size limit (`standin/too-big`), an encoder (`standin/bert`) and one that needs its own code (`standin/remote-code`)."""
+    from transformers import LlamaConfig
+
+    from drivers.hub_standin import OWNER, HubStandIn, Repo, build_repo, family_configs, remote_code_repo
+
+    root = tmp_path_factory.mktemp("hub")
+    configs = family_configs()
+    repos = [Repo(f"{OWNER}/{name}", build_repo(root / name, cfg, byte_tokenizer)) for name, cfg in configs.items()]
+    # ~2.3 MB of weights at 2 MB/s: a download of about a second, several chunks of lib.hub.CHUNK_BYTES.
+    slow = LlamaConfig(vocab_size=257, hidden_size=128, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
+                       num_key_value_heads=2, max_position_embeddings=128, tie_word_embeddings=False)
+    build_repo(root / "slow-llama", slow, byte_tokenizer)
+    for alias in ("slow-llama", "slow-llama-it", "slow-llama-en"):  # one per test that needs it not yet loaded
+        repos.append(Repo(f"{OWNER}/{alias}", root / "slow-llama", throttle=2_000_000))
+    repos.append(Repo(f"{OWNER}/bin-only", build_repo(root / "bin-only", configs["tiny-llama"], byte_tokenizer, "bin")))
+    big = root / "too-big"
+    big.mkdir()
+    (big / "config.json").write_text(LlamaConfig(vocab_size=128256, hidden_size=4096, intermediate_size=14336,
+                                                 num_hidden_layers=32, num_attention_heads=32,
+                                                 num_key_value_heads=8).to_json_string())
+    (big / "model.safetensors").write_bytes(b"\0" * 1024)
+    repos.append(Repo(f"{OWNER}/too-big", big))
+    from transformers import BertConfig
+
+    bert = root / "bert"
+    bert.mkdir()
+    (bert / "config.json").write_text(BertConfig().to_json_string())
+    (bert / "model.safetensors").write_bytes(b"\0" * 1024)
+    repos.append(Repo(f"{OWNER}/bert", bert))
+    marker = root / "remote-code-ran"
+    repos.append(Repo(f"{OWNER}/remote-code", remote_code_repo(root / "remote-code", marker)))
+    server = HubStandIn(repos)
+    server.marker = marker
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def hub(hub_server, tmp_path, monkeypatch):
+    """The session's stand-in as the hub of this test: HF_ENDPOINT points at it, an empty cache,
+    online, the request log empty."""
+    from lib import hub as hub_lib
+
+    monkeypatch.setenv("HF_ENDPOINT", hub_server.url)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)  # read once at import, from the environment then
+    hub_lib.forget_unreachable()
+    hub_server.reset()
+    yield hub_server
+    hub_lib.forget_unreachable()

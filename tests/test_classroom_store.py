@@ -1,5 +1,5 @@
 """The class store (lib/classroom.py) against the real thing: SQLite in a temporary folder and a real
-PostgreSQL server the suite starts itself (tests/postgres.py). No mock database anywhere.
+PostgreSQL server the suite starts itself (drivers/postgres.py). No mock database anywhere.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def test_unsupported_or_malformed_urls_are_refused_without_repeating_them():
 
 
 def test_an_unreachable_database_is_logged_for_the_operator_without_learner_data(caplog):
-    from tests.postgres import _free_port
+    from drivers.postgres import _free_port
 
     store = ClassStore(f"postgresql://nobody:s3cret@127.0.0.1:{_free_port()}/none")
     try:
@@ -796,7 +796,7 @@ def _every_call_is_unavailable(store: ClassStore) -> None:
 
 
 def test_an_unreachable_postgres_gives_ping_false_and_store_unavailable():
-    from tests.postgres import _free_port
+    from drivers.postgres import _free_port
 
     store = ClassStore(f"postgresql://nobody@127.0.0.1:{_free_port()}/none")  # nothing listens there
     try:
@@ -818,7 +818,7 @@ def test_an_unusable_sqlite_file_gives_ping_false_and_store_unavailable(tmp_path
 
 def test_after_a_failure_calls_give_up_at_once_until_ping_succeeds(tmp_path, monkeypatch):
     """A database that is down costs one timeout every RETRY_AFTER_S seconds, not one per call."""
-    from tests.postgres import _free_port
+    from drivers.postgres import _free_port
 
     store = ClassStore(f"postgresql://nobody@127.0.0.1:{_free_port()}/none")
     try:
@@ -843,7 +843,7 @@ def test_after_a_failure_calls_give_up_at_once_until_ping_succeeds(tmp_path, mon
 
 def test_the_store_recovers_when_postgres_comes_back():
     """The server stops mid-class: calls raise StoreUnavailable; once it is back, the same store works."""
-    from tests.postgres import PostgresMissing, PostgresServer
+    from drivers.postgres import PostgresMissing, PostgresServer
 
     try:
         server = PostgresServer().start()

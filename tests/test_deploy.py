@@ -337,7 +337,7 @@ def test_one_health_probe_serves_the_scripts_and_the_browser_tests():
     import load_driver
     import replicas
 
-    from tests.e2e import conftest as e2e
+    from drivers import browser as e2e
 
     assert load_driver.healthy is render.healthy and replicas.render.healthy is render.healthy
     assert not hasattr(replicas, "healthy") and e2e.render.healthy is render.healthy

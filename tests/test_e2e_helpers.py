@@ -1,4 +1,4 @@
-"""The browser tests' reading of Streamlit's websocket (tests/e2e/conftest.py), without a browser.
+"""The browser tests' reading of Streamlit's websocket (drivers/browser.py), without a browser.
 
 `AppRuns` keeps, for every rerun request the browser sends, its widget states; `selects` finds in
 them a chart's selection. Fed here with real `BackMsg` frames, serialized by Streamlit's own
@@ -11,7 +11,7 @@ import json
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
-from tests.e2e.conftest import AppRuns, selects
+from drivers.browser import AppRuns, selects
 
 OVERVIEW = "$$ID-4f1c0d2e-attention.overview"
 

@@ -1,4 +1,4 @@
-"""The real download path against a local stand-in of the hub (tests/hub_standin.py): every family
+"""The real download path against a local stand-in of the hub (drivers/hub_standin.py): every family
 loads through lib.models.load_model, and every refusal happens where it should, with the request
 log as the witness. No internet is needed; huggingface_hub and transformers are not mocked.
 """
@@ -10,7 +10,7 @@ import torch
 
 from lib import hub as hub_lib
 from lib.models import ModelLoadError, load_model
-from tests.hub_standin import FAMILIES, OWNER, HubStandIn, Repo, hub, hub_server  # noqa: F401 (fixtures)
+from drivers.hub_standin import FAMILIES, OWNER, HubStandIn, Repo
 
 EXPECTED_FAMILY = {"tiny-gpt2": "gpt2", "tiny-llama": "llama", "tiny-qwen2": "llama", "tiny-qwen3": "llama",
                    "tiny-mistral": "llama"}
@@ -26,7 +26,7 @@ def test_every_family_loads_from_the_stand_in(hub, name, byte_tokenizer):
     # The weights are the served ones: the same seeded random model, logits equal.
     from transformers import AutoModelForCausalLM
 
-    from tests.hub_standin import family_configs
+    from drivers.hub_standin import family_configs
 
     torch.manual_seed(0)
     ref = AutoModelForCausalLM.from_config(family_configs()[name]).eval()

@@ -1,7 +1,7 @@
 """Every layer pattern a config allows: local only, global only, mixed, with one RoPE base or one per
 layer kind, and Mistral's window on every layer. The same oracles as tests/test_gemma.py (the
 model's own attention weights, transformers' rotation, the real cache's bytes) on tiny random
-models of each pattern (tests/hub_standin.py's configs), plus the lessons' lib functions.
+models of each pattern (drivers/hub_standin.py's configs), plus the lessons' lib functions.
 """
 
 import numpy as np
@@ -11,7 +11,7 @@ import torch
 from lib.attention import capture_head_steps
 from lib.capture import run_capture
 from lib.kvcache import measure_cache
-from tests.hub_standin import family_configs
+from drivers.hub_standin import family_configs
 
 PATTERNS = ["tiny-gemma3", "tiny-gemma3-local", "tiny-gemma3-global", "tiny-gemma3-one-base", "tiny-mistral",
             "tiny-qwen3"]

@@ -1,5 +1,5 @@
 """AppTest: hub models as a learner meets them, through the sidebar's box, against the local
-stand-in of the hub (tests/hub_standin.py). Each family (and each Gemma 3 layer pattern) loads from
+stand-in of the hub (drivers/hub_standin.py). Each family (and each Gemma 3 layer pattern) loads from
 the sidebar, and every page runs in both languages with no exception; a refusal or a broken
 download leaves the previous model in place with its message; the download's progress reaches the
 page's bar with bytes, speed and time left, in both languages.
@@ -11,7 +11,7 @@ import pytest
 
 from lib import i18n
 from tests.apptest import start
-from tests.hub_standin import FAMILIES, OWNER, HubStandIn, Repo, hub, hub_server  # noqa: F401 (fixtures)
+from drivers.hub_standin import FAMILIES, OWNER, HubStandIn, Repo
 
 PAGES = ["pages/01_numbers.py", "pages/02_tokenization.py", "pages/03_embeddings.py", "pages/04_position.py",
          "pages/05_attention.py", "pages/06_block.py", "pages/07_sampling.py", "pages/08_kvcache.py",

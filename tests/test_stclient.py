@@ -13,7 +13,7 @@ from streamlit.proto.Radio_pb2 import Radio
 from streamlit.proto.Slider_pb2 import Slider
 from streamlit.proto.TextArea_pb2 import TextArea
 
-from tests.stclient import Widget, _state_for
+from drivers.stclient import Widget, _state_for
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -104,7 +104,7 @@ def test_stay_reruns_timed_fragments_as_an_idle_tab_does(tmp_path):
     import time
     import urllib.request
 
-    from tests.stclient import Learner
+    from drivers.stclient import Learner
 
     app = tmp_path / "timed.py"
     app.write_text(TIMED_APP)
@@ -144,7 +144,7 @@ def test_stay_reruns_timed_fragments_as_an_idle_tab_does(tmp_path):
 
 
 def test_merge_cookies_replaces_by_name():
-    from tests.stclient import merge_cookies
+    from drivers.stclient import merge_cookies
 
     assert merge_cookies("a=1; itt_replica=r0", ["itt_replica=r1; Path=/; HttpOnly"]) == "a=1; itt_replica=r1"
     assert merge_cookies("", ["itt_replica=r0; Path=/"]) == "itt_replica=r0"
@@ -157,7 +157,7 @@ def _start_app(port: int, log: Path):
     import subprocess
     import time
 
-    from tests.e2e.conftest import render
+    from drivers.browser import render
 
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
@@ -184,8 +184,8 @@ def test_a_learner_reconnects_after_the_server_stops_and_keeps_the_class(tmp_pat
     from concurrent.futures import ThreadPoolExecutor
 
     from lib.classroom import ClassStore
-    from tests.e2e.conftest import _free_port
-    from tests.stclient import Learner
+    from drivers.browser import _free_port
+    from drivers.stclient import Learner
 
     url_db = f"sqlite:///{tmp_path / 'class.db'}"
     monkeypatch.setenv("ITT_DATABASE_URL", url_db)

@@ -54,3 +54,103 @@ def test_no_cdn_in_app_code():
     for path in [ROOT / "app.py", *(ROOT / "ui").glob("*.py"), *(ROOT / "pages").glob("*.py")]:
         text = path.read_text(encoding="utf-8")
         assert not any(h in text for h in hosts), path.name
+
+
+# --- imports point one way ------------------------------------------------------------------------
+
+HOUSE = ("lib", "ui", "drivers", "pages")
+
+# Import circles known today, each to be removed (the pair is then taken off this list).
+KNOWN_CIRCLES = {
+    # The learner's progress lives inside the browser-storage bridge, which also knows about
+    # classes: to be removed when progress moves to a module of its own.
+    frozenset({"ui.persist", "ui.classroom"}),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _house_modules() -> dict[str, Path]:
+    found = {"app": ROOT / "app.py"}
+    for top in HOUSE:
+        for path in (ROOT / top).rglob("*.py"):
+            found[_module_name(path)] = path
+    return found
+
+
+def _imported_modules(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The house's modules that `path` imports anywhere in it (late imports inside functions too):
+    `from ui import persist` and `from ui.persist import x` both name ui.persist."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            candidates = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            candidates = [base, *(f"{base}.{a.name}" for a in node.names)]
+        else:
+            continue
+        for candidate in candidates:
+            while candidate and candidate not in known:
+                candidate = candidate.rpartition(".")[0]
+            if candidate and candidate != name:
+                found.add(candidate)
+    return found
+
+
+def _circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on_stack, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(frozenset(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_two_modules_import_each_other():
+    known = _house_modules()
+    graph = {name: _imported_modules(name, path, known) for name, path in known.items()}
+    circles = [sorted(c) for c in _circles(graph) if c not in KNOWN_CIRCLES]
+    assert circles == []
+
+
+def test_the_circle_finder_finds_a_circle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circles(graph) == [frozenset({"a", "b", "c"})]
+    assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_scripts_and_drivers_never_import_tests():
+    offenders = [str(p.relative_to(ROOT)) for top in ("scripts", "drivers", "lib", "ui", "pages")
+                 for p in (ROOT / top).rglob("*.py") if "tests" in _imports(p)]
+    offenders += ["app.py"] if "tests" in _imports(ROOT / "app.py") else []
+    assert offenders == []

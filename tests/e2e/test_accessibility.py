@@ -22,8 +22,9 @@ import os
 import pytest
 
 from lib import i18n
-from tests.e2e import axe, walk
-from tests.e2e.conftest import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto
+from drivers import axe
+from tests.e2e import walk
+from drivers.browser import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto
 
 pytestmark = pytest.mark.e2e
 

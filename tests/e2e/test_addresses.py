@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, goto
+from drivers.browser import APP_TIMEOUT_MS, goto
 
 pytestmark = pytest.mark.e2e
 
@@ -52,7 +52,7 @@ def test_the_notice_stays_when_the_browser_brings_back_what_it_kept(page, app_ur
     from playwright.sync_api import expect
 
     from lib import progress_code as pc
-    from tests.e2e.conftest import click, type_text
+    from drivers.browser import click, type_text
 
     it = i18n.ui("it")
     mine = "La professoressa di Bologna ha spiegato la lezione."

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, loose, runs_of, selects, settle, slide, type_text
+from drivers.browser import APP_TIMEOUT_MS, click, goto, loose, runs_of, selects, settle, slide, type_text
 
 pytestmark = pytest.mark.e2e
 

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, loose, slide
+from drivers.browser import APP_TIMEOUT_MS, click, goto, loose, slide
 
 pytestmark = pytest.mark.e2e
 

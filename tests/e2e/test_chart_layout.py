@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e import axe, walk
+from drivers import axe
+
+from tests.e2e import walk
 
 pytestmark = pytest.mark.e2e
 

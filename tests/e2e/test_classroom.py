@@ -16,7 +16,7 @@ import pytest
 from lib import i18n
 from lib.classroom import ClassStore
 from lib.quiz import load_bank
-from tests.e2e.conftest import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto, type_text
+from drivers.browser import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -30,7 +30,7 @@ def _context(browser, dialogs: list):
                   else route.abort("blockedbyclient"))
     pg = context.new_page()
     pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    from tests.e2e.conftest import track
+    from drivers.browser import track
 
     track(pg)
     return context, pg
@@ -124,7 +124,7 @@ def test_a_reload_keeps_the_class_and_an_answer_after_it_counts(browser, app_url
     reload reaches the class for the same learner (one learner, two first answers)."""
     from playwright.sync_api import expect
 
-    from tests.e2e.conftest import runs_of, settle, wait_for_app
+    from drivers.browser import runs_of, settle, wait_for_app
 
     en = i18n.ui("en")
     store = ClassStore.from_env()  # the app's own database (the server inherits the environment)

@@ -12,7 +12,7 @@ import pytest
 
 from lib import i18n
 from ui.nav import LESSONS
-from tests.e2e.conftest import REPO, SERVER_WARM_TIMEOUT_MS, serve, settle, track
+from drivers.browser import REPO, SERVER_WARM_TIMEOUT_MS, serve, settle, track
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

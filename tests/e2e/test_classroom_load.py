@@ -1,6 +1,6 @@
 """Nothing lost under load: many learners on one server at the same moment, on the real server.
 
-Each learner here is a `tests.stclient.Learner` (Streamlit's own websocket protocol, no drawing),
+Each learner here is a `drivers.stclient.Learner` (Streamlit's own websocket protocol, no drawing),
 so a handful of them cost the machine little beyond the server's own work. Every test starts its
 learners together (asyncio.gather) so their runs overlap on the shared model, then checks each
 learner's own page: no exception box, their own tokens and no one else's, their own answers.
@@ -15,7 +15,7 @@ import pytest
 
 from lib import i18n
 from lib.capture import DEFAULT_MAX_TOKENS
-from tests.stclient import Learner, heatmap_tokens
+from drivers.stclient import Learner, heatmap_tokens
 
 pytestmark = pytest.mark.e2e
 

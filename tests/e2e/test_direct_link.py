@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, REPO, SERVER_WARM_TIMEOUT_MS, goto, serve
+from drivers.browser import APP_TIMEOUT_MS, REPO, SERVER_WARM_TIMEOUT_MS, goto, serve
 
 pytestmark = pytest.mark.e2e
 

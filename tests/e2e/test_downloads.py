@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto
+from drivers.browser import APP_TIMEOUT_MS, click, goto
 
 pytestmark = pytest.mark.e2e
 

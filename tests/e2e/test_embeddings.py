@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import CHARTS, APP_TIMEOUT_MS, goto, slide, type_text
+from drivers.browser import CHARTS, APP_TIMEOUT_MS, goto, slide, type_text
 
 pytestmark = pytest.mark.e2e
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e import axe
-from tests.e2e.conftest import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, frames, goto, settle, type_text
+from drivers import axe
+from drivers.browser import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, frames, goto, settle, type_text
 
 pytestmark = pytest.mark.e2e
 

@@ -1,6 +1,6 @@
 """A hub model downloaded in the real browser: the loading bar shows the file, its bytes of the
 total, the speed and the time left while the weights arrive from a local stand-in of the hub
-(tests/hub_standin.py, throttled), then the lessons run on the new model. Takes the picture of
+(drivers/hub_standin.py, throttled), then the lessons run on the new model. Takes the picture of
 the bar for docs/hub-models.md (written there with UPDATE_SCREENSHOT=1, see save_screenshot).
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, REPO, SERVER_WARM_TIMEOUT_MS, goto, save_screenshot, serve, type_text
-from tests.hub_standin import OWNER, HubStandIn, Repo, hub_server  # noqa: F401 (fixture)
+from drivers.browser import APP_TIMEOUT_MS, REPO, SERVER_WARM_TIMEOUT_MS, goto, save_screenshot, serve, type_text
+from drivers.hub_standin import OWNER, HubStandIn, Repo
 
 pytestmark = pytest.mark.e2e
 

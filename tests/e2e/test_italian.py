@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, press
+from drivers.browser import APP_TIMEOUT_MS, click, goto, press
 
 pytestmark = pytest.mark.e2e
 
@@ -64,7 +64,7 @@ def test_every_lesson_address_in_italian_shows_no_english(page, app_url):
     address, opened directly in Italian and scrolled to the end (sections worked out on approach
     included): none of Streamlit's English hints, none of the course's English labels. (The mistyped
     address's Italian notice itself is tests/e2e/test_addresses.py.)"""
-    from tests.e2e import axe
+    from drivers import axe
 
     english = _english_labels()
     found = []

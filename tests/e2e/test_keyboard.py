@@ -16,7 +16,7 @@ import re
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, goto, runs_of, settle
+from drivers.browser import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, goto, runs_of, settle
 
 pytestmark = pytest.mark.e2e
 

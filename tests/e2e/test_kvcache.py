@@ -14,7 +14,7 @@ import pytest
 from lib import i18n
 from lib.arithmetic import kv_cache_bytes
 from lib.models import converted_dir
-from tests.e2e.conftest import CHARTS, APP_TIMEOUT_MS, goto, runs_of, slide, type_text
+from drivers.browser import CHARTS, APP_TIMEOUT_MS, goto, runs_of, slide, type_text
 
 pytestmark = pytest.mark.e2e
 

@@ -11,7 +11,7 @@ import pytest
 
 from lib import i18n
 from lib.quiz import load_bank
-from tests.e2e.conftest import CHARTS, APP_TIMEOUT_MS, click, goto, save_screenshot, slide, type_text
+from drivers.browser import CHARTS, APP_TIMEOUT_MS, click, goto, save_screenshot, slide, type_text
 
 pytestmark = pytest.mark.e2e
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, runs_of, settle, track
+from drivers.browser import APP_TIMEOUT_MS, click, goto, runs_of, settle, track
 
 pytestmark = pytest.mark.e2e
 

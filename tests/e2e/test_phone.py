@@ -15,8 +15,8 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e import axe
-from tests.e2e.conftest import SERVER_WARM_TIMEOUT_MS, frames, goto, offline_page, settle
+from drivers import axe
+from drivers.browser import SERVER_WARM_TIMEOUT_MS, frames, goto, offline_page, settle
 
 pytestmark = pytest.mark.e2e
 

@@ -8,7 +8,7 @@ import pytest
 
 from lib import i18n
 from lib.quiz import format_number
-from tests.e2e.conftest import CHARTS, APP_TIMEOUT_MS, goto, loose, slide
+from drivers.browser import CHARTS, APP_TIMEOUT_MS, goto, loose, slide
 
 pytestmark = pytest.mark.e2e
 

@@ -12,7 +12,7 @@ import pytest
 
 from lib import i18n
 from lib.quiz import load_bank
-from tests.e2e.conftest import (APP_TIMEOUT_MS, REPO, SERVER_WARM_TIMEOUT_MS, _free_port, click, goto, serve,
+from drivers.browser import (APP_TIMEOUT_MS, REPO, SERVER_WARM_TIMEOUT_MS, _free_port, click, goto, serve,
                                 type_text)
 
 pytestmark = pytest.mark.e2e

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, runs_of, settle
+from drivers.browser import APP_TIMEOUT_MS, runs_of, settle
 
 pytestmark = pytest.mark.e2e
 
@@ -43,7 +43,7 @@ def test_a_section_of_a_page_left_behind_never_asks_for_its_rerun(page, app_url)
     wait for a run that never comes. Seen as a test that never settled after a sidebar click."""
     from playwright.sync_api import expect
 
-    from tests.e2e.conftest import goto
+    from drivers.browser import goto
 
     pending = i18n.ui("it")["app.section_pending"]
     goto(page, f"{app_url}/sampling?lang=it")

@@ -33,7 +33,7 @@ import pytest
 
 from lib import i18n
 from lib.quiz import load_bank
-from tests.e2e import conftest as e2e
+from drivers import browser as e2e
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -229,7 +229,7 @@ def _ready(page, text: str | None = None, timeout: int = e2e.APP_TIMEOUT_MS) -> 
     """Connected to a server and no script run going, then `text` visible.
 
     The DOM's own flags (Streamlit 1.67's data-test-connection-state / -script-state), read
-    here rather than through conftest's websocket tracker: a learner whose replica stops gets a
+    here rather than through drivers/browser.py's websocket tracker: a learner whose replica stops gets a
     new websocket to another server mid-test, and every step below is followed by the evidence
     it must bring (a verdict, a heading, a URL), never by a fixed sleep.
     """

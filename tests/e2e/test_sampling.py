@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import CHARTS, APP_TIMEOUT_MS, click, goto, settle, slide
+from drivers.browser import CHARTS, APP_TIMEOUT_MS, click, goto, settle, slide
 
 pytestmark = pytest.mark.e2e
 

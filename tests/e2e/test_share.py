@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, _is_local, click, goto, slide, track, type_text
+from drivers.browser import APP_TIMEOUT_MS, _is_local, click, goto, slide, track, type_text
 
 pytestmark = pytest.mark.e2e
 

@@ -12,7 +12,7 @@ import pytest
 
 from lib import i18n
 from lib import progress_code as pc
-from tests.e2e.conftest import APP_TIMEOUT_MS, click, goto, type_text
+from drivers.browser import APP_TIMEOUT_MS, click, goto, type_text
 
 pytestmark = pytest.mark.e2e
 

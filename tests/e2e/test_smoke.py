@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from lib import bertviz_view, i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, goto, link_static, serve
+from drivers.browser import APP_TIMEOUT_MS, goto, link_static, serve
 
 pytestmark = pytest.mark.e2e
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from tests.e2e.conftest import APP_TIMEOUT_MS, goto, track
+from drivers.browser import APP_TIMEOUT_MS, goto, track
 
 pytestmark = pytest.mark.e2e
 

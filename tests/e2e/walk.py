@@ -21,8 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lib import i18n
-from tests.e2e import axe, chart_boxes
-from tests.e2e.conftest import CHARTS, SERVER_WARM_TIMEOUT_MS, goto, offline_page
+from drivers import axe
+from tests.e2e import chart_boxes
+from drivers.browser import CHARTS, SERVER_WARM_TIMEOUT_MS, goto, offline_page
 
 # Resolves once every visible chart's box and text boxes stay put over four frames, or after
 # `timeout` ms (REST_MS: a chart that keeps moving is measured as it is; the checks report it).

@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlencode
 
-from tests.e2e.conftest import APP_TIMEOUT_MS, REPO, goto, runs_of, settle
+from drivers.browser import APP_TIMEOUT_MS, REPO, goto, runs_of, settle
 
 AXE = REPO / "static" / "vendor" / "axe.min.js"
 WCAG21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
