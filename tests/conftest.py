@@ -159,16 +159,13 @@ def postgres():
     Missing PostgreSQL skips the tests that need it, except on CI (CI=true), where it fails them:
     `make test` installs Debian's postgresql as root.
     """
-    import os
-
     from drivers.postgres import PostgresMissing, PostgresServer
+    from tests.ci import skip_or_fail
 
     try:
         server = PostgresServer()
     except PostgresMissing as e:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and {e}", pytrace=False)
-        pytest.skip(str(e))
+        skip_or_fail(str(e))
     try:
         yield server.start()
     finally:

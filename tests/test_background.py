@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from lib import background
+from tests.ci import skip_or_fail
 
 
 def _where():
@@ -70,7 +71,7 @@ def test_torch_threads_started_from_the_workers_inherit_their_priority():
     import os
 
     if torch.get_num_threads() < 2 or not hasattr(os, "getpriority"):
-        pytest.skip("one torch thread: no team to start")
+        skip_or_fail("one torch thread: no team to start")
     w, x = torch.randn(4096, 576), torch.randn(256, 576)
     jobs = background.Jobs(keep=4)
     jobs.get("matmul", lambda: lambda: [x @ w.T for _ in range(3)])  # on a worker for the waited

@@ -10,6 +10,7 @@ import pytest
 
 from lib import bertviz_view
 from lib.bertviz_view import ViewHtml, head_view_html, model_view_html
+from tests.ci import skip_or_fail
 
 CDN_HOST = "cdnjs.cloudflare.com"
 TRICKY = ["<s>", "</script>", 'say "hi"', "l'ora", "<!--", "a&b", "🙂", "perché", "\u2028"]
@@ -80,7 +81,7 @@ def test_without_vendored_files_the_cdn_stays(no_vendor, make):
 
 def test_real_vendored_files_when_present():
     if not bertviz_view.vendored():
-        pytest.skip("static/vendor not populated: run scripts/vendor_js.sh")
+        skip_or_fail("static/vendor not populated: run scripts/vendor_js.sh")
     view = head_view_html(random_attention(1, 1, 2), ["a", "b"])
     assert view.offline and CDN_HOST not in view.html
 

@@ -11,6 +11,7 @@ import torch
 from lib import hub as hub_lib
 from lib.models import ModelLoadError, load_model
 from drivers.hub_standin import FAMILIES, OWNER, HubStandIn, Repo
+from tests.ci import skip_or_fail
 
 EXPECTED_FAMILY = {"tiny-gpt2": "gpt2", "tiny-llama": "llama", "tiny-qwen2": "llama", "tiny-qwen3": "llama",
                    "tiny-mistral": "llama"}
@@ -176,7 +177,7 @@ def test_a_model_pre_downloaded_with_the_hf_command_loads_offline(hub, monkeypat
 
     hf = shutil.which("hf", path=os.path.dirname(os.path.realpath(__file__)) + "/../.venv/bin") or shutil.which("hf")
     if hf is None:
-        pytest.skip("the hf command is not installed")
+        skip_or_fail("the hf command is not installed")
     name = f"{OWNER}/tiny-mistral"
     # The same patterns as the documentation's command.
     patterns = ["*.json", "*.safetensors", "*.txt", "*.model", "*.jinja"]

@@ -200,10 +200,19 @@ def test_every_quiz_has_a_lesson() -> None:
         assert not missing, f"quiz banks without a lesson in {lang}: {missing}"
 
 
+def test_every_label_file_exists_in_every_language() -> None:
+    """The shell's labels and each lesson's label file, in every language: a file deleted in one
+    language fails here (the loader itself reads only the files it finds)."""
+    for lang in LANGS:
+        assert (ASSETS / "ui" / f"{lang}.json").is_file(), f"assets/ui/{lang}.json is missing"
+    lessons = {lang: {p.name for p in i18n.ui_files(lang)[1:]} for lang in LANGS}
+    every = set().union(*lessons.values())
+    assert every, "no lesson label files in assets/ui/<lang>/"
+    missing = {lang: sorted(every - names) for lang, names in lessons.items() if every - names}
+    assert missing == {}
+
+
 def test_ui_labels_match_across_languages() -> None:
-    paths = [ASSETS / "ui" / f"{lang}.json" for lang in LANGS]
-    if not all(p.exists() for p in paths):
-        pytest.skip("assets/ui/<lang>.json not written yet")
     it, en = ui("it"), ui("en")
     assert set(it) == set(en)
     assert all(v.strip() for v in [*it.values(), *en.values()])

@@ -179,3 +179,34 @@ def test_the_app_needs_no_test_or_deployment_tool():
     app = [ROOT / "app.py", *(p for top in ("lib", "ui", "pages") for p in (ROOT / top).rglob("*.py"))]
     offenders = [str(p.relative_to(ROOT)) for p in app if modules & _imports(p)]
     assert offenders == []
+
+
+# --- a check that must run on CI never passes there by skipping -----------------------------------
+
+def test_a_missing_need_skips_here_and_fails_on_ci(monkeypatch):
+    import pytest
+
+    from tests.ci import skip_or_fail
+
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no hf"):
+        skip_or_fail("no hf")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true and no hf"):
+        skip_or_fail("no hf")
+
+
+def test_every_skip_for_a_missing_need_fails_on_ci():
+    """A test skipped for something this machine lacks goes through tests.ci.skip_or_fail, or checks
+    CI=true itself in the lines just before its `pytest.skip(`."""
+    import re
+
+    offenders = []
+    for path in (ROOT / "tests").rglob("*.py"):
+        if path.name in ("ci.py", "test_structure.py"):
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            if re.search(r"\bpytest\.skip\(", line) and not any('"CI"' in x for x in lines[max(0, i - 4):i]):
+                offenders.append(f"{path.relative_to(ROOT)}:{i + 1}")
+    assert offenders == []

@@ -29,6 +29,7 @@ import pytest
 
 from drivers.browser import (CHROMIUM, CHROMIUM_ARGS, REPO, SERVER_WARM_TIMEOUT_MS, goto, offline_page, serve,
                              track)
+from tests.ci import skip_or_fail
 
 
 @pytest.fixture(scope="session")
@@ -64,9 +65,7 @@ def browser():
     if not (os.path.exists(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
         reason = (f"{CHROMIUM} not found: run `make test` (installs Debian's chromium as root) "
                   "or `apt-get install chromium fonts-noto-color-emoji`")
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and {reason}", pytrace=False)
-        pytest.skip(reason)
+        skip_or_fail(reason)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
