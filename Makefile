@@ -24,6 +24,7 @@ replicas: setup
 
 # One process (pyproject.toml's addopts); `-n 3 --dist loadfile` runs on three workers (docs/testing.md).
 test: setup-test
+	node --test tests/js/
 	$(PY) -m pytest
 
 bench: setup

@@ -12,6 +12,10 @@ token is drawn at random from what is left.
   which tokens each filter kept, so a page can draw every stage without recomputing anything.
 - `sample(probs, seed)`: one draw by inverse CDF, best token first, with an explicit seed or
   numpy Generator; it returns the uniform number it drew, so the page can show where it fell.
+- `seed_uniform(seed)` and `draw_at(probs, u)`: the lesson's single draw, split in two so the
+  browser view (static/views/sampling.js) makes the same draw: a uniform number from the seed by
+  SplitMix64 (a few integer steps, easy to write twice and pinned by shared fixtures), then the
+  same inverse-CDF walk as `sample`.
 - `logit_cost(config, context)`: the FLOPs of the output product (2·D·V) as a share of a forward
   step, for a Hugging Face config dict.
 
@@ -190,13 +194,41 @@ def sample(probs: np.ndarray, seed: int | np.random.Generator) -> Draw:
     p = np.asarray(probs, dtype=np.float64)
     if p.ndim != 1 or p.size == 0 or not np.isfinite(p).all() or (p < 0).any() or p.sum() <= 0:
         raise ValueError("probs must be a non-empty vector of non-negative numbers with a positive sum")
-    u = float(make_rng(seed).random())
+    return draw_at(p, float(make_rng(seed).random()))
+
+
+MASK64 = (1 << 64) - 1
+
+
+def seed_uniform(seed: int) -> float:
+    """A uniform number in [0, 1) from an integer seed: one step of SplitMix64, its top 53 bits.
+
+    numpy's generators are not written in the browser; SplitMix64 is three multiplications and
+    shifts, so the lesson's view draws the same number from the same seed (tests/js, shared fixtures).
+    Example: seed_uniform(0) -> 0.8833108082136426
+    """
+    z = (int(seed) + 0x9E3779B97F4A7C15) & MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    z ^= z >> 31
+    return (z >> 11) / float(1 << 53)
+
+
+def draw_at(probs: np.ndarray, u: float) -> Draw:
+    """The token whose slice of the CDF holds u: tokens walked from the most likely down (ties:
+    lower id first), as `sample` does after drawing its u.
+
+    Example: draw_at(np.array([0.2, 0.5, 0.3]), 0.6) -> Draw(token=2, u=0.6)
+    """
+    p = np.asarray(probs, dtype=np.float64)
+    if p.ndim != 1 or p.size == 0 or not np.isfinite(p).all() or (p < 0).any() or p.sum() <= 0:
+        raise ValueError("probs must be a non-empty vector of non-negative numbers with a positive sum")
     order = np.argsort(-p, kind="stable")
     cdf = np.cumsum(p[order])
     i = int(np.searchsorted(cdf, u * cdf[-1], side="right"))
     # Rounding can put u·total on the very end of the CDF: fall back to the last possible token.
     i = min(i, int(np.count_nonzero(p)) - 1)
-    return Draw(token=int(order[i]), u=u)
+    return Draw(token=int(order[i]), u=float(u))
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,10 @@ import streamlit as st
 from lib.capture import DEFAULT_MAX_TOKENS
 from lib.loss import bits_saved, perplexity
 from lib.reference import REFERENCE_MODELS
-from lib.sampling import filter_steps, logit_cost, sample
-from lib.tokens import readable_tokens
-from ui import core, differs_view, follow, lesson, nav, quiz_widget
+from lib.sampling import logit_cost
+from ui import core, differs_view, follow, lesson, nav, quiz_widget, views
 from ui import sampling_view as view
 from ui.core import num, t
-from ui.chart_table import as_table
-from ui.live_chart import live_chart
 
 text = lesson.sections("sampling")
 lm = core.model()
@@ -49,37 +46,9 @@ lesson.show(text, "softmax")
 lesson.show(text, "filters", vocab=num(info.vocab_size))
 
 
-@st.fragment
-def distribution() -> None:
-    """The filters, the draw and the chart: their widgets rerun this section alone."""
-    temperature, top_k, top_p = view.controls(info.vocab_size)
-    steps = filter_steps(cap.last_logits(), temperature, top_k, top_p)  # the capture's last row only, kept
-    c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
-    with c1:
-        seed = view.seed_widget()
-    with c2:
-        drawn = view.sample_button()
-    draw = sample(steps.final, seed) if drawn else None
-    n_chart = min(view.TOP_CHART, info.vocab_size)
-    tokens = readable_tokens(lm.tokenizer, steps.order[:n_chart].tolist())
-    left, right = st.columns([3, 1])
-    chart_labels = view.labels("sampling.chart", "model", "final", "cumulative", "x", "y", "drawn", "hover", "title",
-                               n=num(n_chart))
-    chart_labels["cut"] = t("sampling.chart.cut", p=num(top_p, 2))
-    live_chart(view.distribution_figure(steps, tokens, chart_labels, draw.token if draw else None),
-               key="sampling.dist_chart", where=left)
-    as_table("sampling.dist_chart", lambda: view.distribution_table(
-        steps, tokens, chart_labels | view.labels("sampling.table", "token", "rank")), digits=4, where=left)
-    with right:
-        view.metrics(steps, tokens, n_chart)
-    if draw is not None:
-        view.draw_line(draw, steps, readable_tokens(lm.tokenizer, [draw.token])[0], seed)
-    else:
-        st.caption(t("sampling.sample.prompt"))
-
-
-if cap is not None:
-    distribution()
+if cap is not None:  # temperature, top-k, top-p and the draw are answered in the browser (ui/views.py)
+    views.view("sampling", "sampling.view", view.view_data(
+        cap.last_logits(), lm.tokenizer, views.data_key(core.model_name(), core.text(), core.lang()), core.lang()))
 lesson.show(text, "chart_read")
 st.subheader(t("sampling.sample.header"))
 lesson.show(text, "sample")
@@ -91,8 +60,10 @@ if cap is not None:
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
     with c1:
         view.max_new_widget()
-    c2.button(t("sampling.gen.button"), key="sampling.generate", type="primary", on_click=view.request_generation,
-              args=(core.model_name(), core.text(), DEFAULT_MAX_TOKENS))
+    with c2:
+        browser = views.action("sampling.generate", t("sampling.gen.button"), ["sampling.settings"], primary=True)
+    if browser is not None:  # the press carried the view's settings: generate with them
+        view.request_generation(core.model_name(), core.text(), DEFAULT_MAX_TOKENS, browser.get("sampling.settings"))
     gen = view.current_generation(core.model_name(), core.text())  # runs only for a new button press
     if gen is not None:
         view.generation_summary(gen)

@@ -68,6 +68,16 @@ fi
 # --- JavaScript for bertviz (never fatal: bertviz falls back to its CDN) -----
 bash scripts/vendor_js.sh
 
+# --- node, whose own test runner checks the browser views' JavaScript (tests/js) ----
+if [ "$MODE" = test ] && ! command -v node >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing nodejs with apt-get"
+    DEBIAN_FRONTEND=noninteractive apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs \
+      || log "apt-get could not install nodejs"
+  fi
+  command -v node >/dev/null 2>&1 || { log "ERROR: node is missing: install Debian's nodejs (tests/js need it)"; exit 1; }
+fi
+
 # --- Browser for the e2e tests -------------------------------------------------
 if [ "$MODE" = test ]; then
   need_browser() {

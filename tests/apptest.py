@@ -50,6 +50,14 @@ def find_chart(at: AppTest, key: str) -> dict | None:
     return None
 
 
+def view_data(at: AppTest, key: str) -> dict | None:
+    """The data a browser view (ui/views.py) was sent under `key`, or None if the page drew none."""
+    for c in at.get("bidi_component"):
+        if c.proto.component_name == "itt_view" and c.proto.id.endswith(f"-{key}"):
+            return json.loads(c.proto.json)
+    return None
+
+
 def chart_configs(at: AppTest) -> dict[str, dict]:
     """Every chart on the page, plotly_chart or ui.live_chart, by key: its plotly config."""
     out = {}

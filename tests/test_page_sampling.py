@@ -14,22 +14,32 @@ from lib import i18n
 from lib.capture import run_capture
 from lib.generate import generate
 from lib.quiz import format_number
-from lib.sampling import filter_steps, logit_cost, sample
+from lib.payload import unpack_u16
+from lib.sampling import filter_steps, logit_cost
 from lib.tokens import readable_tokens
-from tests.apptest import page_text, start, chart, plotly_array, label_prefix as prefix, chart_keys
-from ui.sampling_view import md
+from tests.apptest import page_text, start, chart, label_prefix as prefix, view_data
 
 PAGE = "pages/07_sampling.py"
 
 
-def arr(value) -> np.ndarray:
-    return plotly_array(value, float)
+def sent(at) -> dict:
+    """What the next-token view was sent (the browser answers the filters from it)."""
+    data = view_data(at, "sampling.view")
+    assert data is not None, "no next-token view"
+    return data
 
 
-def bars(at) -> tuple[np.ndarray, np.ndarray]:
-    """(model, after filters) bar heights of the next-token chart."""
-    data = chart(at, "sampling.dist_chart")["data"]
-    return arr(data[0]["y"]), arr(data[1]["y"])
+def press_generate(at, settings: dict | None = None) -> None:
+    """What the "Generate" button does with the settings the browser carries, then the run its press
+    starts. AppTest cannot press a browser view's button; tests/e2e/test_sampling.py presses it in
+    Chromium."""
+    from ui import sampling_view
+
+    browser = {"temperature": 1.0, "top_k": 50, "top_p": 0.9, "seed": 0} | (settings or {})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sampling_view.st, "session_state", at.session_state)
+        sampling_view.request_generation(at.session_state["app.model"], at.session_state["app.text"], 64, browser)
+    at.run()
 
 
 def metric(at, label_key: str, lang: str = "en") -> str:
@@ -68,13 +78,21 @@ def test_page_shows_the_live_numbers_in_both_languages(lang, real):
     assert ("56{,}623{,}104" if lang == "en" else "56.623.104") in body  # commas braced inside TeX
     share = f"{100 * cost.share:.1f}".replace(".", "," if lang == "it" else ".")
     assert metric(at, "sampling.cost.share", lang) == f"{share}%"
-    # The chart: the capture's last row through the default filters (T = 1, top-k 50, top-p 0.9).
+    # The view's data: the capture's last row, sorted best first and packed; through the default
+    # filters (T = 1, top-k 50, top-p 0.9) it gives lib's distribution to within the packing.
     cap = run_capture(real, at.session_state["app.text"])
     steps = filter_steps(cap.logits[-1], 1.0, 50, 0.9)
-    model, final = bars(at)
-    np.testing.assert_allclose(model, steps.model[steps.order[:20]], atol=1e-6)
-    np.testing.assert_allclose(final, steps.final[steps.order[:20]], atol=1e-6)
-    assert metric(at, "sampling.metric.kept", lang) == str(steps.n_kept)
+    data = sent(at)
+    assert data["lang"] == lang and data["labels"]["temperature"] == labels["sampling.temperature"]
+    assert data["settings"] == {"temperature": 1.0, "top_k": 50, "top_p": 0.9, "seed": 0, "from_link": None}
+    assert data["ids"] == steps.order[:20].tolist()
+    assert data["tokens"] == readable_tokens(real.tokenizer, data["ids"])
+    logits = unpack_u16(data["logits"])
+    assert logits.size == real.config["vocab_size"] and (np.diff(logits) <= 0).all()
+    np.testing.assert_allclose(logits, np.sort(cap.logits[-1].astype(np.float64))[::-1], atol=data["logits"]["scale"])
+    view = filter_steps(logits, 1.0, 50, 0.9)
+    np.testing.assert_allclose(view.final[:20], steps.final[steps.order[:20]], rtol=2e-3, atol=1e-7)
+    assert view.n_kept == steps.n_kept
     # The loss: the mean equals the model's own cross-entropy on the text.
     ids = torch.tensor([cap.token_ids.tolist()])
     with torch.inference_mode():
@@ -86,46 +104,25 @@ def test_page_shows_the_live_numbers_in_both_languages(lang, real):
     assert ("0.144" if lang == "en" else "0{,}144") in body
 
 
-def test_sliders_and_sample_change_the_chart_without_running_the_model(real, monkeypatch):
+def test_the_view_is_sent_once_per_text_and_a_rerun_runs_no_model(real, monkeypatch):
     at = start("en", PAGE)
-    labels = i18n.ui("en")
+    first = sent(at)
     no_model_runs(monkeypatch)
-    _, before = bars(at)
-    at.slider(key="sampling.temperature").set_value(2.0)
     at.run()
     assert not at.exception, at.exception
-    _, hotter = bars(at)
-    assert hotter[0] < before[0]  # a higher temperature flattens the favourite
-    at.slider(key="sampling.temperature").set_value(0.0)
+    assert sent(at) == first  # the same data and key: the browser keeps the learner's settings
+    at.text_area(key="app.text").set_value("Another text")
+    monkeypatch.undo()
     at.run()
-    _, greedy = bars(at)
-    assert greedy[0] == 1.0 and greedy[1:].sum() == 0
-    assert any(x.value == labels["sampling.greedy_note"] for x in at.info)
-    # The sample button, with a seed: the same seed gives the same token on every rerun.
-    at.slider(key="sampling.temperature").set_value(1.0)
-    at.number_input(key="sampling.seed").set_value(123)
-    at.button(key="sampling.sample").click()
-    at.run()
-    u = np.random.default_rng(123).random()
-    first = [s.value for s in at.success if s.value.startswith("Seed 123")]
-    assert len(first) == 1 and f"u = {format_number(round(u, 4), 'en')}" in first[0]
-    at.run()
-    assert [s.value for s in at.success if s.value.startswith("Seed 123")] == first
-    # The draw lands where lib.sampling says, and the chart marks it.
-    cap = run_capture(real, at.session_state["app.text"])
-    steps = filter_steps(cap.logits[-1], 1.0, 50, 0.9)
-    token = sample(steps.final, 123).token
-    assert f"**{md(readable_tokens(real.tokenizer, [token])[0])}**" in first[0]
-    assert chart(at, "sampling.dist_chart")["layout"]["annotations"][-1]["text"] == labels["sampling.chart.drawn"]
+    assert sent(at)["key"] != first["key"]
 
 
 def test_generation_is_greedy_generate_and_survives_slider_moves(real, monkeypatch):
     at = start("en", PAGE)
     labels = i18n.ui("en")
-    at.slider(key="sampling.temperature").set_value(0.0)
     at.slider(key="sampling.max_new").set_value(4)
-    at.button(key="sampling.generate").click()
     at.run()
+    press_generate(at, {"temperature": 0.0})
     assert not at.exception, at.exception
     req = at.session_state["sampling.request"]
     assert req["max_new"] == 4 and req["temperature"] == 0.0
@@ -147,7 +144,6 @@ def test_generation_is_greedy_generate_and_survives_slider_moves(real, monkeypat
     # Moving the filters or the step slider reads the stored generation: no model run.
     with pytest.MonkeyPatch.context() as mp:
         no_model_runs(mp)
-        at.slider(key="sampling.temperature").set_value(1.5)
         at.slider(key="sampling.gen_step").set_value(3)
         at.run()
         assert not at.exception, at.exception
@@ -161,35 +157,17 @@ def test_generation_is_greedy_generate_and_survives_slider_moves(real, monkeypat
     assert any(x.value == labels["sampling.gen.stale"] for x in at.info)
 
 
-@pytest.mark.parametrize("lang", i18n.LANGS)
-def test_edge_settings_explain_themselves_and_forged_values_fall_back(lang, real):
-    labels = i18n.ui(lang)
-    at = start(lang, PAGE)
-    # The edges a learner can reach: top-p 0 and a top-k beyond the vocabulary.
-    at.slider(key="sampling.top_p").set_value(0.0)
-    at.number_input(key="sampling.top_k").set_value(10**9)
-    at.run()
-    assert not at.exception, at.exception
-    assert any(x.value == labels["sampling.top_p_zero"] for x in at.info)  # one token left
-    assert any(x.value == i18n.fill(labels["sampling.top_k_all"], k="1.000.000.000" if lang == "it" else
-                                     "1,000,000,000", vocab="49.152" if lang == "it" else "49,152") for x in at.info)
-    _, final = bars(at)
-    assert final[0] == 1.0 and final[1:].sum() == 0
-    # Values no widget can produce (a forged or stale state): Streamlit resets them to the defaults.
-    at.slider(key="sampling.temperature").set_value(7.5)
-    at.slider(key="sampling.top_p").set_value(-1.0)
-    at.number_input(key="sampling.top_k").set_value(10**12)
-    at.number_input(key="sampling.seed").set_value(-5)
-    at.slider(key="sampling.max_new").set_value(500)
-    at.run()
-    assert not at.exception, at.exception
-    from ui.sampling_view import DEFAULTS
+def test_settings_the_browser_carries_are_checked_before_they_are_kept(real):
+    at = start("en", PAGE)
+    from ui import sampling_view
 
-    assert at.slider(key="sampling.temperature").value == DEFAULTS["sampling.temperature"]
-    assert at.slider(key="sampling.top_p").value == DEFAULTS["sampling.top_p"]
-    assert at.number_input(key="sampling.top_k").value == DEFAULTS["sampling.top_k"]
-    assert at.number_input(key="sampling.seed").value == DEFAULTS["sampling.seed"]
-    assert at.slider(key="sampling.max_new").value == DEFAULTS["sampling.max_new"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sampling_view.st, "session_state", at.session_state)
+        sampling_view.keep_settings({"temperature": 7.5, "top_k": -3, "top_p": 0.5, "seed": "x"})
+        assert sampling_view.settings() == {"temperature": 1.0, "top_k": 50, "top_p": 0.5, "seed": 0}
+        sampling_view.keep_settings("not a dict")
+        sampling_view.keep_settings({"temperature": True})
+        assert sampling_view.settings()["temperature"] == 1.0
 
 
 @pytest.mark.parametrize("text,expect", [("", "text.empty"), ("🐱🚀🇮🇹 😀", None),
@@ -200,10 +178,10 @@ def test_bad_text_gets_a_message_not_a_traceback(text, expect):
     assert not at.exception, at.exception
     if expect == "text.empty":
         assert any(x.value == labels["text.empty"] for x in at.info)
-        assert "sampling.dist_chart" not in chart_keys(at)
+        assert view_data(at, "sampling.view") is None
     else:
-        model, final = bars(at)
-        assert (final >= 0).all() and final.sum() <= 1 + 1e-6 and final[0] > 0
+        final = filter_steps(unpack_u16(sent(at)["logits"]), 1.0, 50, 0.9).final
+        assert (final >= 0).all() and abs(final.sum() - 1) < 1e-9 and final[0] > 0
         assert "loss-chips" in html_bodies(at)
         if expect:
             assert any(prefix(labels[expect]) in w.value for w in at.warning)
@@ -214,10 +192,9 @@ def test_an_interrupted_generation_shows_what_was_written(monkeypatch):
 
     monkeypatch.setattr(ui.sampling_view, "GEN_BUDGET_S", 0.0)  # every step is over budget
     at = start("en", PAGE)
-    at.number_input(key="sampling.seed").set_value(98765)  # a setting no other test has cached
     at.slider(key="sampling.max_new").set_value(10)
-    at.button(key="sampling.generate").click()
     at.run()
+    press_generate(at, {"seed": 98765})  # a setting no other test has cached
     assert not at.exception, at.exception
     labels = i18n.ui("en")
     assert any(prefix(labels["sampling.gen.stop.interrupted"]) in w.value for w in at.warning)
@@ -239,13 +216,13 @@ def test_gpt2_family_model(tiny_gpt2, monkeypatch):
     body = page_text(at)
     assert f"2 \\cdot {tiny_gpt2.info.d_model} \\cdot {tiny_gpt2.info.vocab_size}" in body
     at.slider(key="sampling.max_new").set_value(5)
-    at.button(key="sampling.generate").click()
     at.run()
+    press_generate(at)
     assert not at.exception, at.exception
     from ui.sampling_view import generation
 
     gen = generation(**at.session_state["sampling.request"])
     expected = generate(tiny_gpt2, "Hello there", 5, 1.0, 50, 0.9, 0)
     assert gen.token_ids == expected.token_ids and len(gen.steps) == 5
-    model, final = bars(at)
-    assert len(model) == 20
+    data = sent(at)
+    assert len(data["tokens"]) == 20 and data["logits"]["n"] == tiny_gpt2.info.vocab_size

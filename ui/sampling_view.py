@@ -13,17 +13,16 @@ import re
 import time
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from lib.generate import Generation, generate
 from lib.loss import TextLoss, capture_loss
-from lib.i18n import fill
-from lib.sampling import Draw, FilterSteps, entropy
+from lib.payload import pack_u16
 from lib.tokens import readable_tokens
 from ui.cache import get_capture, get_model
 from ui.core import num, t
+from ui.export import modebar_config
 from ui.figures import PALETTE, quick
 from ui.live_chart import live_chart
 
@@ -70,110 +69,74 @@ def pct(p: float) -> str:
     return f"{num(100 * p, digits)}%"
 
 
-# ---------------------------------------------------------------- widgets
-# Each widget gets its default through `value=` and its state is never written by code: a value
-# outside a widget's range (a forged or stale one) is then reset by Streamlit to that default.
+# ---------------------------------------------------------------- the next-token view
+# Temperature, top-k, top-p, the seed and the draw are answered in the browser
+# (static/views/sampling.js): the server sends the last position's logits once per text, sorted
+# from the best token down and packed (lib/payload.py), with the best candidates' labels.
 
-def controls(vocab: int) -> tuple[float, int, float]:
-    """The three filter widgets, with a note on the settings that switch a filter off."""
-    c1, c2, c3 = st.columns(3)
-    temperature = c1.slider(t("sampling.temperature"), 0.0, 2.0, DEFAULTS["sampling.temperature"], step=0.05,
-                            key="sampling.temperature", help=t("sampling.temperature_help"))
-    top_k = int(c2.number_input(t("sampling.top_k"), 0, TOP_K_MAX, DEFAULTS["sampling.top_k"], step=1,
-                                key="sampling.top_k", help=t("sampling.top_k_help")))
-    top_p = c3.slider(t("sampling.top_p"), 0.0, 1.0, DEFAULTS["sampling.top_p"], step=0.01, key="sampling.top_p",
-                      help=t("sampling.top_p_help"))
-    if temperature == 0:
-        st.info(t("sampling.greedy_note"))
-    else:
-        if top_k >= vocab:
-            st.info(t("sampling.top_k_all", k=num(top_k), vocab=num(vocab)))
-        if top_p == 0:
-            st.info(t("sampling.top_p_zero"))
-    return float(temperature), top_k, float(top_p)
+SETTINGS = ("temperature", "top_k", "top_p", "seed")
+LINK_KEY = "sampling.link_settings"  # a share link's values, handed to the view once
 
 
-def seed_widget() -> int:
-    return int(st.number_input(t("sampling.seed"), 0, SEED_MAX, DEFAULTS["sampling.seed"], step=1, key="sampling.seed",
-                               help=t("sampling.seed_help")))
+def settings() -> dict:
+    """The settings the server knows: a share link's, or those the last "Generate" carried, or
+    the defaults."""
+    s = st.session_state
+    return {name: s.get(f"sampling.{name}", DEFAULTS[f"sampling.{name}"]) for name in SETTINGS}
+
+
+def keep_settings(values: dict | None) -> None:
+    """The browser's settings, carried by a button press, checked and kept for the session."""
+    if not isinstance(values, dict):
+        return
+    for name, lo, hi, kind in (("temperature", 0.0, 2.0, float), ("top_k", 0, TOP_K_MAX, int),
+                               ("top_p", 0.0, 1.0, float), ("seed", 0, SEED_MAX, int)):
+        value = values.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and lo <= value <= hi:
+            st.session_state[f"sampling.{name}"] = kind(value)
+
+
+def view_labels() -> dict[str, str]:
+    """Every text the view writes, in the page's language."""
+    names = {"temperature": "sampling.temperature", "temperature_help": "sampling.temperature_help",
+             "top_k": "sampling.top_k", "top_k_help": "sampling.top_k_help", "top_p": "sampling.top_p",
+             "top_p_help": "sampling.top_p_help", "greedy_note": "sampling.greedy_note",
+             "top_k_all": "sampling.top_k_all", "top_p_zero": "sampling.top_p_zero",
+             "model": "sampling.chart.model", "final": "sampling.chart.final",
+             "cumulative": "sampling.chart.cumulative", "cut": "sampling.chart.cut", "drawn": "sampling.chart.drawn",
+             "hover": "sampling.chart.hover", "token": "sampling.table.token", "rank": "sampling.table.rank",
+             "kept": "sampling.metric.kept", "top": "sampling.metric.top", "effective": "sampling.metric.effective",
+             "effective_help": "sampling.metric.effective_help", "rest": "sampling.metric.rest",
+             "rest_help": "sampling.metric.rest_help", "seed": "sampling.seed", "seed_help": "sampling.seed_help",
+             "sample": "sampling.sample.button", "prompt": "sampling.sample.prompt", "result": "sampling.sample.view_result",
+             "rank_only": "sampling.sample.rank_only", "table": "chart.as_table", "unavailable": "views.unavailable"}
+    return {k: t(v) for k, v in names.items()}
+
+
+def view_data(logits: np.ndarray, tokenizer, key: str, lang: str) -> dict:
+    """What the browser view draws from: the logits sorted best first and packed, the best
+    candidates' ids and readable labels, the chart's fixed layout, the labels and the settings."""
+    x = np.asarray(logits, dtype=np.float64)
+    order = np.argsort(-x, kind="stable")  # best first, ties in id order (lib.sampling)
+    n = min(TOP_CHART, x.size)
+    ids = [int(i) for i in order[:n]]
+    labels = view_labels()
+    layout = {"title": {"text": t("sampling.chart.title", n=num(n))}, "barmode": "group", "height": 420,
+              "margin": {"l": 10, "r": 10, "t": 50, "b": 10}, "yaxis": {"title": {"text": t("sampling.chart.y")},
+                                                                       "range": [0, 1.05]},
+              "legend": {"orientation": "h", "y": -0.35}, "separators": t("plot.separators"),
+              "xaxis": {"title": {"text": t("sampling.chart.x")}, "tickangle": -45}}
+    labels["title"] = layout["title"]["text"]
+    current = settings()
+    link = st.session_state.get(LINK_KEY)
+    return {"key": key, "lang": lang, "logits": pack_u16(x[order]), "ids": ids,
+            "tokens": readable_tokens(tokenizer, ids), "labels": labels, "layout": layout,
+            "palette": list(PALETTE), "config": modebar_config("sampling.dist_chart"),
+            "top_k_max": TOP_K_MAX, "seed_max": SEED_MAX, "settings": dict(current, from_link=link)}
 
 
 def max_new_widget() -> int:
     return int(st.slider(t("sampling.gen.max_new"), 1, MAX_NEW, DEFAULTS["sampling.max_new"], key="sampling.max_new"))
-
-
-def _ask_draw() -> None:
-    st.session_state["sampling.drawn"] = True
-
-
-def sample_button() -> bool:
-    """The "sample" button; once pressed, the draw follows the seed and the settings."""
-    st.button(t("sampling.sample.button"), key="sampling.sample", on_click=_ask_draw)
-    return bool(st.session_state.get("sampling.drawn"))
-
-
-# ---------------------------------------------------------------- the next-token chart
-
-def distribution_figure(steps: FilterSteps, tokens: list[str], labels: dict[str, str],
-                        drawn: int | None = None) -> go.Figure:
-    """Bars of the best candidates before and after the filters, the cumulative line top-p cuts on."""
-    n = len(tokens)
-    ids = steps.order[:n]
-    x = list(range(n))
-    hover = [fill(labels["hover"], token=plotly_text(tok), id=str(int(i)), model=pct(steps.model[i]),
-                  final=pct(steps.final[i])) for tok, i in zip(tokens, ids)]
-    traces = [dict(type="bar", x=x, y=steps.model[ids], name=labels["model"], marker=dict(color=GREY), hovertext=hover,
-                   hoverinfo="text"),
-              dict(type="bar", x=x, y=steps.final[ids], name=labels["final"], marker=dict(color=PALETTE[0]),
-                   hovertext=hover, hoverinfo="text")]
-    shapes, notes = [], []
-    if not steps.greedy:
-        traces.append(dict(type="scatter", x=x, y=steps.cumulative[:n], name=labels["cumulative"], mode="lines+markers",
-                           line=dict(color=PALETTE[1]), hoverinfo="skip"))
-        if steps.top_p < 1.0:  # what add_hline(annotation_position="top left") writes
-            shapes.append(dict(type="line", x0=0, x1=1, xref="x domain", y0=steps.top_p, y1=steps.top_p, yref="y",
-                               line=dict(color=PALETTE[3], dash="dash")))
-            notes.append(dict(showarrow=False, text=labels["cut"], x=0, xanchor="left", xref="x domain", y=steps.top_p,
-                              yanchor="bottom", yref="y"))
-    if drawn is not None and drawn in set(int(i) for i in ids):
-        at = int(np.flatnonzero(ids == drawn)[0])
-        notes.append(dict(x=at, y=float(steps.final[drawn]), text=labels["drawn"], showarrow=True, arrowhead=2, ay=-40,
-                          font=dict(color=PALETTE[3])))
-    # Built as plain plotly JSON (ui.figures.quick): the temperature and top-p sliders redraw it at each move.
-    return quick(traces, dict(title=dict(text=labels["title"]), barmode="group", height=420,
-                              margin=dict(l=10, r=10, t=50, b=10), shapes=shapes, annotations=notes,
-                              yaxis=dict(title=dict(text=labels["y"]), range=[0, 1.05]),
-                              legend=dict(orientation="h", y=-0.35),
-                              xaxis=dict(title=dict(text=labels["x"]), tickvals=x,
-                                         ticktext=[plotly_text(s) for s in tokens], tickangle=-45)))
-
-
-def distribution_table(steps: FilterSteps, tokens: list[str], labels: dict[str, str]) -> pd.DataFrame:
-    """The distribution chart's numbers: one row per candidate on the chart, best first, with the
-    model's probability, the one after the filters and (when sampling) the cumulative one."""
-    ids = steps.order[: len(tokens)]
-    columns = {labels["token"]: tokens, labels["model"]: steps.model[ids].astype(np.float64),
-               labels["final"]: steps.final[ids].astype(np.float64)}
-    if not steps.greedy:
-        columns[labels["cumulative"]] = steps.cumulative[: len(tokens)].astype(np.float64)
-    return pd.DataFrame(columns, index=pd.RangeIndex(1, len(tokens) + 1, name=labels["rank"]))
-
-
-def metrics(steps: FilterSteps, tokens: list[str], n_chart: int) -> None:
-    """Tokens in play, the favourite, the effective number of choices, the mass off the chart."""
-    top = int(steps.order[0])
-    st.metric(t("sampling.metric.kept"), num(steps.n_kept))
-    st.metric(t("sampling.metric.top"), f"“{tokens[0]}” {pct(steps.final[top])}")
-    st.metric(t("sampling.metric.effective"), num(float(np.exp(entropy(steps.final))), 1),
-              help=t("sampling.metric.effective_help"))
-    rest = 1.0 - float(steps.model[steps.order[:n_chart]].sum())
-    st.metric(t("sampling.metric.rest"), pct(max(rest, 0.0)), help=t("sampling.metric.rest_help"))
-
-
-def draw_line(draw: Draw, steps: FilterSteps, token: str, seed: int) -> None:
-    rank = int(np.flatnonzero(steps.order == draw.token)[0]) + 1
-    st.success(t("sampling.sample.result", seed=str(seed), u=num(draw.u, 4), token=md(token),
-                 p=pct(steps.final[draw.token]), rank=num(rank)))
 
 
 # ---------------------------------------------------------------- generation
@@ -188,13 +151,16 @@ def generation(model_name: str, text: str, max_tokens: int, max_new: int, temper
                     max_prompt_tokens=max_tokens, should_stop=lambda: time.monotonic() > deadline)
 
 
-def request_generation(model_name: str, text: str, max_tokens: int) -> None:
-    """Button callback: remember what to generate (the page body runs it, through the cache)."""
+def request_generation(model_name: str, text: str, max_tokens: int, browser: dict | None) -> None:
+    """Remember what to generate, with the settings the browser carried (the page body runs it,
+    through the cache)."""
+    keep_settings(browser)
     s = st.session_state
+    now = settings()
     s["sampling.request"] = dict(model_name=model_name, text=text, max_tokens=max_tokens,
-                                 max_new=int(s["sampling.max_new"]), temperature=float(s["sampling.temperature"]),
-                                 top_k=int(s["sampling.top_k"]), top_p=float(s["sampling.top_p"]),
-                                 seed=int(s["sampling.seed"]))
+                                 max_new=int(s.get("sampling.max_new", DEFAULTS["sampling.max_new"])),
+                                 temperature=float(now["temperature"]), top_k=int(now["top_k"]),
+                                 top_p=float(now["top_p"]), seed=int(now["seed"]))
 
 
 def current_generation(model_name: str, text: str) -> Generation | None:

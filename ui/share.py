@@ -14,6 +14,7 @@ A test runs every lesson and checks each key is a widget value of that kind ther
 
 from __future__ import annotations
 
+import time
 import urllib.parse
 
 import streamlit as st
@@ -150,6 +151,8 @@ def _take_values(page) -> None:
     sizes = {"layers": info.n_layers, "heads": info.n_heads, "dims": min(info.d_model, 128)}
     view = sl.parse(query, SHARED.get(lesson, {}), sizes=sizes)
     st.session_state.update(view.values)
+    if lesson == "sampling" and view.values:  # the browser view takes a link's settings once (ui/sampling_view.py)
+        st.session_state[SV.LINK_KEY] = str(time.time_ns())
     st.session_state[NOTICES_KEY] = (lesson, notices + view.notices)
 
 

@@ -1,8 +1,9 @@
 """The sampling lesson in the real browser, with no internet.
 
-Generate a few tokens, then move the temperature slider: the bar chart's data changes while the
-generated text and its measured times stay exactly as they were, so the slider re-drew the chart
-from the cached capture and the stored generation instead of running the model again.
+The next-token view (static/views/sampling.js) answers temperature, top-k, top-p, the seed and the
+draw in the browser: moving them sends the server nothing (no frame on the websocket), and the
+chart, the metrics and the draw follow at once. "Generate" carries the browser's settings to the
+server, which writes with them. A reload keeps the settings (the page store, in sessionStorage).
 """
 
 from __future__ import annotations
@@ -10,66 +11,66 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from drivers.browser import CHARTS, APP_TIMEOUT_MS, click, goto, settle, slide
+from lib.quiz import format_number
+from lib.sampling import seed_uniform
+from drivers.browser import APP_TIMEOUT_MS, click, goto, runs_of, settle, slide
 
 pytestmark = pytest.mark.e2e
 
+VIEW = '[data-testid="ittView"][data-view="sampling"]'
 # The 'after filters' bars as plotly.js holds them once drawn (_fullData: typed arrays decoded).
 BARS = "el => Array.from(el.querySelector('.js-plotly-plot')._fullData[1].y)"
 
 
-def slider(page, label: str):
-    return page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider").first
-
-
-def metric_value(page, label: str) -> str:
-    box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
-    return box.locator('[data-testid="stMetricValue"]').inner_text()
-
-
-def test_generate_then_temperature_redraws_the_chart_without_a_model_run(page, app_url):
+def test_the_filters_answer_in_the_browser_and_generate_carries_them(page, app_url):
     from playwright.sync_api import expect
 
     en = i18n.ui("en")
     page.set_viewport_size({"width": 1400, "height": 1000})
     goto(page, f"{app_url}/sampling?lang=en")
-    # The title is also a link in the sidebar: wait for the page's own heading, then its chart
-    # (the first visit loads the model and runs the capture).
     expect(page.locator("h1").first).to_have_text(en["lesson.sampling.title"], timeout=APP_TIMEOUT_MS)
-    assert page.locator('[data-testid="stException"]').count() == 0
-    chart = page.locator(CHARTS).first
-    expect(chart).to_be_attached(timeout=APP_TIMEOUT_MS)
-    chart.scroll_into_view_if_needed(timeout=APP_TIMEOUT_MS)
-    expect(chart.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
-    before = chart.evaluate(BARS)
-    assert len(before) == 20 and before[0] > 0
-
-    # Generate three tokens.
-    steps = slider(page, en["sampling.gen.max_new"])
-    slide(page, steps, "Home", "1")  # 1 token
-    slide(page, steps, "ArrowRight", "2")
-    slide(page, steps, "ArrowRight", "3")  # 3 tokens
-    click(page, page.get_by_role("button", name=en["sampling.gen.button"]))
-    chips = page.locator(".gen-chips").first
-    expect(chips).to_be_visible(timeout=APP_TIMEOUT_MS)
-    expect(page.get_by_text(en["sampling.gen.ttft"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
-    written = chips.inner_text()
-    ttft = metric_value(page, en["sampling.gen.ttft"])
-    per_token = metric_value(page, en["sampling.gen.per_token"])
-    assert ttft.endswith("ms") and per_token.endswith("ms")
-
-    # Move the temperature to 2: the chart changes, the generation does not run again.
-    temperature = slider(page, en["sampling.temperature"])
-    slide(page, temperature, "End", "2")
-    page.wait_for_function(
-        "([sel, before]) => { const el = document.querySelectorAll(sel)[0];"
-        " const d = el && el.querySelector('.js-plotly-plot');"
-        " return d && d._fullData && Array.from(d._fullData[1].y)[0] < before[0] - 1e-6; }",
-        arg=[CHARTS, before], timeout=APP_TIMEOUT_MS)
+    view = page.locator(VIEW)
+    expect(view).to_have_attribute("data-drawn", r'{"temperature":1,"top_k":50,"top_p":0.9,"seed":0}',
+                                   timeout=APP_TIMEOUT_MS)
     settle(page)
-    after = chart.evaluate(BARS)
-    assert after[0] < before[0]  # a hotter temperature flattens the favourite
-    assert page.locator(".gen-chips").first.inner_text() == written
-    assert metric_value(page, en["sampling.gen.ttft"]) == ttft  # the same measurement: no new run
-    assert metric_value(page, en["sampling.gen.per_token"]) == per_token
+    before = view.evaluate(BARS)
+    assert len(before) == 20 and before[0] > 0
+    sent = runs_of(page).sent
+
+    # Temperature to 2 with the keyboard: the chart flattens, and the server hears nothing.
+    temperature = view.get_by_role("slider", name=en["sampling.temperature"])
+    temperature.focus()
+    temperature.press("End")
+    expect(temperature).to_have_value("2")
+    expect(view).to_have_attribute("data-drawn", r'{"temperature":2,"top_k":50,"top_p":0.9,"seed":0}')
+    assert view.evaluate(BARS)[0] < before[0]
+    # Top-p to 0: one token left, said in the view.
+    top_p = view.get_by_role("slider", name=en["sampling.top_p"])
+    top_p.focus()
+    top_p.press("Home")
+    expect(view.locator(".itt-note")).to_have_text(en["sampling.top_p_zero"])
+    assert view.evaluate(BARS)[0] == 1
+    top_p.press("End")
+    # A seed and a draw: the number lib draws from that seed, in the sentence under the chart.
+    seed = view.get_by_role("spinbutton", name=en["sampling.seed"])
+    seed.fill("123")
+    view.get_by_role("button", name=en["sampling.sample.button"]).click()
+    u = format_number(round(seed_uniform(123), 4), "en")
+    expect(view.locator('[data-testid="sampling.result"]')).to_contain_text(f"Seed 123: the draw gives u = {u}")
+    assert runs_of(page).sent == sent, "a view-only move sent something to the server"
+
+    # Generate three tokens: the press carries the browser's settings (T = 2).
+    steps = page.locator('[data-testid="stSlider"]').filter(has_text=en["sampling.gen.max_new"]).get_by_role("slider")
+    slide(page, steps, "Home", "1")
+    slide(page, steps, "ArrowRight", "2")
+    slide(page, steps, "ArrowRight", "3")
+    click(page, page.get_by_role("button", name=en["sampling.gen.button"]))
+    expect(page.locator(".gen-chips").first).to_be_visible(timeout=APP_TIMEOUT_MS)
+    settings = i18n.fill(en["sampling.gen.settings"], temperature="2", top_k="50", top_p="1", seed="123")
+    expect(page.get_by_text(settings.split(",")[0]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
+
+    # A reload finds the settings where the learner left them.
+    page.reload()
+    expect(page.locator(VIEW)).to_have_attribute("data-drawn", r'{"temperature":2,"top_k":50,"top_p":1,"seed":123}',
+                                                 timeout=APP_TIMEOUT_MS)
     assert page.locator('[data-testid="stException"]').count() == 0

@@ -1,0 +1,82 @@
+"""The shared fixtures that hold the browser views' maths to lib's (tests/js, tests/test_views.py).
+
+`build()` computes every expected value with lib; `python -m tests.views_fixtures` writes them to
+tests/fixtures/views/, where node's test runner reads them (tests/js/*.test.js) and checks the
+JavaScript, and tests/test_views.py checks that the files still say what lib computes today.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from lib.payload import pack_u16, unpack_u16
+from lib.quiz import format_number
+from lib.sampling import draw_at, filter_steps, seed_uniform
+
+FOLDER = Path(__file__).resolve().parent / "fixtures" / "views"
+
+
+def _logits(rng: np.random.Generator, n: int, ties: bool) -> np.ndarray:
+    x = rng.normal(0, 3, n)
+    if ties:
+        x = np.round(x)  # whole numbers: many ties, where the rules on ties matter
+    return np.sort(x)[::-1]  # the view's order: best first
+
+
+def sampling() -> dict:
+    rng = np.random.default_rng(20261206)
+    cases = []
+    for n, ties in ((7, False), (50, True), (120, False), (200, True)):
+        x = _logits(rng, n, ties)
+        for temperature, top_k, top_p in ((1.0, 0, 1.0), (0.0, 50, 0.9), (0.5, 3, 1.0), (1.0, 50, 0.9),
+                                          (2.0, 0, 0.3), (1.3, 10, 0.0), (0.7, 1, 0.5), (1.0, 5000, 0.95)):
+            s = filter_steps(x, temperature, top_k, top_p)
+            cases.append({"logits": x.tolist(), "temperature": temperature, "top_k": top_k, "top_p": top_p,
+                          "greedy": s.greedy, "model": s.model.tolist(), "final": s.final.tolist(),
+                          "cumulative": s.cumulative.tolist(), "kept_k": int(s.kept_top_k.sum()),
+                          "kept_p": s.n_kept})
+    seeds = [0, 1, 2, 7, 123, 98765, 2**31, 2**32 - 1]
+    draws = []
+    for probs in (np.array([0.2, 0.5, 0.3]), np.array([0.0, 1.0, 0.0]), np.array([0.25, 0.25, 0.5, 0.0]),
+                  np.sort(rng.dirichlet(np.ones(40)))[::-1]):
+        for u in (0.0, 0.1, 0.25, 0.5, 0.6, 0.75, 0.999999, seed_uniform(123)):
+            draws.append({"probs": probs.tolist(), "u": u, "token": draw_at(probs, u).token})
+    return {"filters": cases, "seeds": [{"seed": s, "u": seed_uniform(s)} for s in seeds], "draws": draws}
+
+
+def common() -> dict:
+    rng = np.random.default_rng(7)
+    packs = []
+    for values in ([0.0, 1.0, 2.0], [5.5], rng.normal(0, 10, 500).tolist(), [-3.25, -3.25, 40.0]):
+        packed = pack_u16(values)
+        packs.append({"packed": packed, "values": unpack_u16(packed).tolist()})
+    numbers = []
+    for value in (0, 7, 4096, 10000, 131072, -25000, 6.4, 0.5, 0.144, 2.675, 12345.678, 1e-5, 0.000123456,
+                  3.14159265, 99.95, 1234567.0):
+        for digits in (None, 1, 2, 4):
+            for lang in ("en", "it"):
+                v = value if digits is None else round(value, digits)
+                numbers.append({"value": value, "digits": digits, "lang": lang, "text": format_number(v, lang)})
+    percents = []
+    for p in (0.5, 0.0123, 0.009, 0.00005, 1.0, 0.0):
+        for lang in ("en", "it"):
+            digits = 1 if p >= 0.01 else 3 if p >= 1e-4 else 6
+            percents.append({"p": p, "lang": lang, "text": f"{format_number(round(100 * p, digits), lang)}%"})
+    return {"packs": packs, "numbers": numbers, "percents": percents}
+
+
+def build() -> dict[str, dict]:
+    return {"sampling.json": sampling(), "common.json": common()}
+
+
+def write() -> None:
+    FOLDER.mkdir(parents=True, exist_ok=True)
+    for name, content in build().items():
+        (FOLDER / name).write_text(json.dumps(content) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    write()
