@@ -55,10 +55,10 @@ def test_a_page_falls_back_to_st_plotly_chart_without_plotly_js(monkeypatch, tmp
     from ui import live_chart
 
     monkeypatch.setattr(live_chart, "PLOTLY_FILE", tmp_path / "missing.js")
-    at = start("en", "pages/07_sampling.py", text=i18n.ui("en")["text.example"])
+    at = start("en", "pages/03_embeddings.py", text=i18n.ui("en")["text.example"])
     assert not at.exception, at.exception
-    assert any(c.proto.id.endswith("-sampling.dist_chart") for c in at.get("plotly_chart"))
-    assert "sampling.dist_chart" in chart_keys(at) and chart(at, "sampling.dist_chart")["data"]
+    assert any(c.proto.id.endswith("-embeddings.cosine_chart") for c in at.get("plotly_chart"))
+    assert "embeddings.cosine_chart" in chart_keys(at) and chart(at, "embeddings.cosine_chart")["data"]
 
 
 def test_with_plotly_js_the_page_sends_a_live_chart(monkeypatch, tmp_path):
@@ -67,11 +67,11 @@ def test_with_plotly_js_the_page_sends_a_live_chart(monkeypatch, tmp_path):
     fake = tmp_path / "plotly.min.js"
     fake.write_text("/* plotly */")
     monkeypatch.setattr(live_chart, "PLOTLY_FILE", fake)
-    at = start("en", "pages/07_sampling.py", text=i18n.ui("en")["text.example"])
+    at = start("en", "pages/03_embeddings.py", text=i18n.ui("en")["text.example"])
     assert not at.exception, at.exception
-    assert not any(c.proto.id.endswith("-sampling.dist_chart") for c in at.get("plotly_chart"))
-    live = [c for c in at.get("bidi_component") if c.proto.id.endswith("-sampling.dist_chart")]
+    assert not any(c.proto.id.endswith("-embeddings.cosine_chart") for c in at.get("plotly_chart"))
+    live = [c for c in at.get("bidi_component") if c.proto.id.endswith("-embeddings.cosine_chart")]
     assert len(live) == 1
     data = json.loads(live[0].proto.json)
     assert data["src"] == live_chart.PLOTLY_URL and data["config"]["toImageButtonOptions"]["filename"]
-    assert json.loads(data["spec"])["data"][0]["type"] == "bar"
+    assert json.loads(data["spec"])["data"][0]["type"] == "heatmap"

@@ -40,22 +40,6 @@ def test_attention_heatmap_as_a_table(lang):
     assert all(str(tick).split("·")[-1] in "".join(names) for tick in fig["layout"]["xaxis"]["ticktext"][:3])
 
 
-def test_sampling_distribution_as_a_table():
-    at = start("it", "pages/07_sampling.py", text=i18n.ui("it")["text.example"])
-    table = _open_table(at, "sampling.dist_chart", "it")
-    fig = chart(at, "sampling.dist_chart")
-    labels = i18n.ui("it")
-    bars = {trace["name"]: plotly_array(trace["y"], np.float64) for trace in fig["data"]}
-    for name in (labels["sampling.chart.model"], labels["sampling.chart.final"]):
-        np.testing.assert_allclose(table[name].to_numpy(dtype=np.float64), bars[name], rtol=1e-6)
-    if labels["sampling.chart.cumulative"] in bars:
-        np.testing.assert_allclose(table[labels["sampling.chart.cumulative"]].to_numpy(dtype=np.float64),
-                                   bars[labels["sampling.chart.cumulative"]], rtol=1e-6)
-    assert table[labels["sampling.chart.model"]].is_monotonic_decreasing  # best first, as on the chart
-    ticks = fig["layout"]["xaxis"]["ticktext"]
-    assert len(table) == len(ticks)
-
-
 def test_residual_stream_as_a_table():
     at = start("it", "pages/06_block.py", text=i18n.ui("it")["text.example"])
     table = _open_table(at, "block.resid_heatmap", "it")

@@ -11,9 +11,9 @@ from streamlit.testing.v1 import AppTest
 
 from lib import i18n
 from lib import share_link as sl
-from tests.apptest import TIMEOUT, chart, label_prefix, page_text, start, chart_configs
+from tests.apptest import TIMEOUT, chart, label_prefix, page_text, start, chart_configs, view_data
 from ui import nav
-from ui.share import SHARED
+from ui.share import IN_BROWSER, SHARED
 
 PATHS = {x.id: x.path for x in nav.LESSONS}
 
@@ -35,7 +35,13 @@ def test_every_shared_key_is_a_widget_value_of_its_kind():
         at.switch_page(lesson.path)
         at.run()
         assert not at.exception, (lesson.id, at.exception)
+        held = IN_BROWSER.get(lesson.id, (None, ()))[1]
         for name, p in SHARED[lesson.id].items():
+            if name in held:  # a browser view holds it; the server sends the view its value
+                data = view_data(at, f"{lesson.id}.view")
+                assert data is not None and name in data["settings"], (lesson.id, name)
+                assert sl.parse_value(sl.format_value(data["settings"][name], p.kind), p.kind) == data["settings"][name]
+                continue
             assert p.key in at.session_state, (lesson.id, name)
             value = at.session_state[p.key]
             shown = sl.format_value(value, p.kind)
@@ -74,6 +80,18 @@ def test_a_forged_link_gives_a_notice_not_a_traceback(lang):
     # Well-formed but impossible values reach the widgets, which bring them back in range.
     assert 0 <= at.session_state["attention.layer"] < 30 and 0 <= at.session_state["attention.head"] < 9
     assert at.session_state["app.text"] == i18n.ui(lang)["text.example"]
+
+
+def test_a_sampling_link_hands_its_settings_to_the_browser_view():
+    query = {"lang": "en", "temperature": "0.7", "top_k": "5", "top_p": "0.5", "seed": "42"}
+    at = open_link("sampling", query)
+    assert not at.exception, at.exception
+    settings = view_data(at, "sampling.view")["settings"]
+    assert {k: settings[k] for k in ("temperature", "top_k", "top_p", "seed")} == {
+        "temperature": 0.7, "top_k": 5, "top_p": 0.5, "seed": 42}
+    assert settings["from_link"]  # the view takes them over what it kept in the browser, once
+    at.run()
+    assert view_data(at, "sampling.view")["settings"]["from_link"] == settings["from_link"]
 
 
 def test_forged_values_on_every_lesson_never_raise():

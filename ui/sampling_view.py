@@ -131,7 +131,7 @@ def view_data(logits: np.ndarray, tokenizer, key: str, lang: str) -> dict:
     link = st.session_state.get(LINK_KEY)
     return {"key": key, "lang": lang, "logits": pack_u16(x[order]), "ids": ids,
             "tokens": readable_tokens(tokenizer, ids), "labels": labels, "layout": layout,
-            "palette": list(PALETTE), "config": modebar_config("sampling.dist_chart"),
+            "palette": list(PALETTE), "grey": GREY, "config": modebar_config("sampling.dist_chart"),
             "top_k_max": TOP_K_MAX, "seed_max": SEED_MAX, "settings": dict(current, from_link=link)}
 
 

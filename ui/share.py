@@ -25,7 +25,7 @@ from lib import share_link as sl
 from lib.models import DEFAULT_MODEL
 from lib.share_link import Param
 from ui import kvcache_view as KV
-from ui import nav
+from ui import nav, views
 from ui import sampling_view as SV
 from ui.core import MAX_CHARS, lang, model, model_name, num, t, text
 
@@ -94,6 +94,12 @@ SHARED: dict[str, dict[str, Param]] = {
         "weights": Param("kvcache.weight_dtype", "str", tuple(A.WEIGHT_DTYPES)),
         "measure": Param("kvcache.measure_tokens", "int", tuple(KV.MEASURE_TOKENS)),
     },
+}
+
+# Settings a browser view holds (ui/views.py): the server knows them only when a button carried them,
+# so the share dialog's link gets them in the browser, from the page store's object named here.
+IN_BROWSER: dict[str, tuple[str, tuple[str, ...]]] = {
+    "sampling": ("sampling.settings", SV.SETTINGS),
 }
 
 NOTICES_KEY = "app.share.notices"
@@ -186,7 +192,12 @@ def link(lesson: str) -> tuple[str, bool]:
 def _dialog(lesson: str) -> None:
     url, too_long = link(lesson)
     st.caption(t("share.explain"))
-    st.code(url, language=None, wrap_lines=True)
+    if lesson in IN_BROWSER:
+        store, names = IN_BROWSER[lesson]
+        views.view("link", "app.share.link", {"url": url, "store": store, "names": list(names), "labels": {
+            "link": t("share.title"), "copy": t("share.copy"), "copied": t("share.copied")}})
+    else:
+        st.code(url, language=None, wrap_lines=True)
     if too_long:
         st.warning(t("share.too_long", n=num(len(text()))))
 

@@ -103,8 +103,6 @@ export function drawAt(probs, u) {
 
 // ------------------------------------------------------------------ the view
 
-const GREY = "#B8B8B8";
-
 function figure(steps, data, drawn) {
   const L = data.labels;
   const n = data.tokens.length;
@@ -113,7 +111,7 @@ function figure(steps, data, drawn) {
   const hover = data.tokens.map((tok, i) => fill(L.hover, { token: plotlyText(tok), id: data.ids[i],
     model: pct(steps.model[i], lang), final: pct(steps.final[i], lang) }));
   const traces = [
-    { type: "bar", x, y: Array.from(steps.model.subarray(0, n)), name: L.model, marker: { color: GREY },
+    { type: "bar", x, y: Array.from(steps.model.subarray(0, n)), name: L.model, marker: { color: data.grey },
       hovertext: hover, hoverinfo: "text" },
     { type: "bar", x, y: Array.from(steps.final.subarray(0, n)), name: L.final, marker: { color: data.palette[0] },
       hovertext: hover, hoverinfo: "text" },

@@ -8,6 +8,8 @@ server, which writes with them. A reload keeps the settings (the page store, in 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from lib import i18n
@@ -50,7 +52,6 @@ def test_the_filters_answer_in_the_browser_and_generate_carries_them(page, app_u
     top_p.press("Home")
     expect(view.locator(".itt-note")).to_have_text(en["sampling.top_p_zero"])
     assert view.evaluate(BARS)[0] == 1
-    top_p.press("End")
     # A seed and a draw: the number lib draws from that seed, in the sentence under the chart.
     seed = view.get_by_role("spinbutton", name=en["sampling.seed"])
     seed.fill("123")
@@ -58,6 +59,19 @@ def test_the_filters_answer_in_the_browser_and_generate_carries_them(page, app_u
     u = format_number(round(seed_uniform(123), 4), "en")
     expect(view.locator('[data-testid="sampling.result"]')).to_contain_text(f"Seed 123: the draw gives u = {u}")
     assert runs_of(page).sent == sent, "a view-only move sent something to the server"
+    # The chart's table alternative: the same 20 candidates, best first.
+    view.locator("details.itt-table > summary").click()
+    rows = view.locator("details.itt-table tbody tr")
+    expect(rows).to_have_count(20)
+    assert rows.first.locator("th").inner_text() == view.evaluate(
+        "el => el.querySelector('.js-plotly-plot')._fullLayout.xaxis.ticktext[0]").replace("&lt;", "<").replace("&gt;", ">")
+    # The share dialog's link carries what only the browser knows.
+    click(page, page.get_by_role("button", name=en["share.button"]))
+    url = page.locator('[data-testid="app.share.url"]')
+    expect(url).to_have_value(re.compile(r"temperature=2(&|$)"), timeout=APP_TIMEOUT_MS)
+    assert "seed=123" in url.input_value() and "top_p=0" in url.input_value()
+    page.keyboard.press("Escape")
+    expect(url).to_have_count(0)
 
     # Generate three tokens: the press carries the browser's settings (T = 2).
     steps = page.locator('[data-testid="stSlider"]').filter(has_text=en["sampling.gen.max_new"]).get_by_role("slider")
@@ -66,11 +80,11 @@ def test_the_filters_answer_in_the_browser_and_generate_carries_them(page, app_u
     slide(page, steps, "ArrowRight", "3")
     click(page, page.get_by_role("button", name=en["sampling.gen.button"]))
     expect(page.locator(".gen-chips").first).to_be_visible(timeout=APP_TIMEOUT_MS)
-    settings = i18n.fill(en["sampling.gen.settings"], temperature="2", top_k="50", top_p="1", seed="123")
+    settings = i18n.fill(en["sampling.gen.settings"], temperature="2", top_k="50", top_p="0", seed="123")
     expect(page.get_by_text(settings.split(",")[0]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
 
     # A reload finds the settings where the learner left them.
     page.reload()
-    expect(page.locator(VIEW)).to_have_attribute("data-drawn", r'{"temperature":2,"top_k":50,"top_p":1,"seed":123}',
+    expect(page.locator(VIEW)).to_have_attribute("data-drawn", r'{"temperature":2,"top_k":50,"top_p":0,"seed":123}',
                                                  timeout=APP_TIMEOUT_MS)
     assert page.locator('[data-testid="stException"]').count() == 0
