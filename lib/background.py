@@ -30,12 +30,16 @@ import atexit
 import ctypes
 import heapq
 import itertools
+import logging
 import os
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, TypeVar
 
+from lib.log import failure
+
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 LOW_NICE = 10  # added to the process's nice value: about a tenth of a normal thread's share of a core
 WORKERS = 2  # threads for work someone waits for
@@ -264,8 +268,8 @@ class Jobs:
             if promote is not None:
                 try:
                     promote()
-                except Exception:  # only sooner: the job goes on where it is
-                    pass
+                except Exception as e:  # only sooner: the job goes on where it is, the failure logged
+                    failure(log, "raising a job started ahead", e)
 
     def kept(self, key: Hashable) -> bool:
         with self._lock:

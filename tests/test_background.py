@@ -195,6 +195,27 @@ def test_work_started_ahead_runs_its_ahead_and_is_promoted_when_someone_waits():
     assert jobs.get("running", lambda: pytest.fail) == "ahead" and len(running.promoted) == 1  # kept
 
 
+
+def test_a_promotion_that_fails_is_logged_and_the_job_goes_on(caplog):
+    class _Failing(_Work):
+        def promote(self):
+            raise OSError("not permitted")
+
+    jobs = background.Jobs(keep=8, workers=1)
+    release = threading.Event()
+    running = _Failing(release)
+    jobs.prefetch("running", lambda: running)
+    assert running.started.wait(BOUND_S)
+    got = []
+    with caplog.at_level("WARNING", logger="lib.background"):
+        waiter = threading.Thread(target=lambda: got.append(jobs.get("running", lambda: pytest.fail)))
+        waiter.start()
+        _until(lambda: caplog.records)
+        release.set()
+        waiter.join(BOUND_S)
+    assert got == ["ahead"]
+    assert [r.getMessage() for r in caplog.records] == ["raising a job started ahead failed: OSError: not permitted"]
+
 def test_a_learners_newer_text_takes_the_place_of_their_lens_still_queued():
     """One job ahead per owner: a newer key of the same owner drops their older one from the queue,
     unless another owner asked for it too, someone waits for it, or it has begun."""

@@ -210,3 +210,62 @@ def test_every_skip_for_a_missing_need_fails_on_ci():
             if re.search(r"\bpytest\.skip\(", line) and not any('"CI"' in x for x in lines[max(0, i - 4):i]):
                 offenders.append(f"{path.relative_to(ROOT)}:{i + 1}")
     assert offenders == []
+
+
+# --- no error swallowed without a word ------------------------------------------------------------
+
+# Files whose broad handlers still drop their error silently, to be removed from this list. All are
+# the class store's: a store that does not answer shows as "offline" (or classes off, for a
+# malformed ITT_DATABASE_URL) with nothing logged; to be narrowed to its StoreUnavailable and the
+# rest logged (that code is being reworked on its own).
+KNOWN_SILENT = {"lib/classroom.py", "ui/classroom.py", "ui/classroom_view.py"}
+
+_LOG_CALLS = {"failure", "warning", "error", "exception", "critical", "info", "debug", "call_exception_handler"}
+
+
+def _broad(handler: ast.ExceptHandler) -> bool:
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(k is None or (isinstance(k, ast.Name) and k.id in ("Exception", "BaseException")) for k in kinds)
+
+
+def _speaks(handler: ast.ExceptHandler) -> bool:
+    """The handler re-raises, logs, or hands its error on (stores or sends the bound name)."""
+    for node in ast.walk(ast.Module(body=handler.body, type_ignores=[])):
+        if isinstance(node, ast.Raise):
+            return True
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in _LOG_CALLS:
+                return True
+        if handler.name and isinstance(node, ast.Name) and node.id == handler.name:
+            return True
+    return False
+
+
+def _silent_handlers() -> dict[str, int]:
+    found: dict[str, int] = {}
+    for top in ("lib", "ui"):
+        for path in (ROOT / top).rglob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            n = sum(1 for node in ast.walk(tree)
+                    if isinstance(node, ast.ExceptHandler) and _broad(node) and not _speaks(node))
+            if n:
+                found[str(path.relative_to(ROOT))] = n
+    return found
+
+
+def test_no_broad_handler_swallows_its_error_silently():
+    """`except Exception:` (or bare, or BaseException) in lib/ and ui/ re-raises, logs (lib/log.py's
+    `failure`) or hands the error on; a specific error type may be caught quietly."""
+    assert {f: n for f, n in _silent_handlers().items() if f not in KNOWN_SILENT} == {}
+
+
+def test_the_silent_handler_finder_finds_one():
+    def handlers(code: str) -> list[bool]:
+        return [_broad(h) and not _speaks(h) for h in ast.walk(ast.parse(code)) if isinstance(h, ast.ExceptHandler)]
+
+    assert handlers("try:\n    f()\nexcept Exception:\n    pass\n") == [True]
+    assert handlers("try:\n    f()\nexcept:\n    x = None\n") == [True]
+    assert handlers("try:\n    f()\nexcept Exception as e:\n    failure(log, 'f', e)\n") == [False]
+    assert handlers("try:\n    f()\nexcept BaseException:\n    close()\n    raise\n") == [False]
+    assert handlers("try:\n    f()\nexcept OSError:\n    pass\n") == [False]  # a specific type

@@ -6,6 +6,8 @@ lesson's widgets. Only UI choices live in session state; models and captures liv
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
@@ -13,12 +15,14 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 from lib import i18n
 from lib.capture import DEFAULT_MAX_TOKENS, Capture, max_tokens_for
 from lib.hub import DownloadStatus
+from lib.log import failure
 from lib.models import (DEFAULT_MODEL, EMBEDDED_MODELS, LoadedModel, ModelLoadError, convert_gguf, converted_dir,
                         is_embedded)
 from lib.quiz import format_number
 from ui import lens_jobs
 from ui.cache import get_capture, get_model, resident_models
 
+log = logging.getLogger(__name__)
 MAX_CHARS = 50_000  # the text box accepts this much; the capture cuts at DEFAULT_MAX_TOKENS tokens
 
 
@@ -53,7 +57,10 @@ def features() -> frozenset[str] | None:
 
     try:
         return model_features(model())
-    except Exception:  # no model yet (it failed to load): texts fall back to their plain form
+    except ModelLoadError:  # no model yet (it failed to load, and says so): texts fall back to their plain form
+        return None
+    except Exception as e:  # a model whose config reads in an unforeseen way: the plain form too, logged
+        failure(log, "reading the model's features", e, once=True)
         return None
 
 
@@ -175,7 +182,8 @@ def ensure_model() -> LoadedModel | None:
             st.toast(t("model.loaded", name=display_name(model_name())))
         except ModelLoadError as e:
             st.session_state["app.model_error"] = (e.code, pending, e.values)
-        except Exception:  # a hub model whose code or weights break in an unforeseen way
+        except Exception as e:  # a hub model whose code or weights break in an unforeseen way
+            failure(log, f"loading the model {pending}", e)
             st.session_state["app.model_error"] = ("failed", pending, {})
     error = st.session_state.pop("app.model_error", None)
     if error:
@@ -276,8 +284,8 @@ def capture(max_tokens: int | None = None) -> CaptureRef | None:
         ctx = get_script_run_ctx()
         try:
             lens_jobs.prefetch_lens(name, current, max_tokens, owner=ctx.session_id if ctx else None)
-        except Exception:  # only a head start: the lens section works it out when reached, errors shown there
-            pass
+        except Exception as e:  # only a head start: the lens section works it out when reached, errors shown there
+            failure(log, "the logit lens ahead of time", e, once=True)
     if cap.truncated:
         st.warning(t("text.truncated", n=num(cap.n_tokens), total=num(cap.n_tokens_total)))
     return ref

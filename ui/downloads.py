@@ -16,8 +16,12 @@ where that fails, the download works as before.
 
 from __future__ import annotations
 
+import logging
 from typing import Callable
 
+from lib.log import failure
+
+log = logging.getLogger(__name__)
 COORDINATES = "itt.download."  # + the file's name: one kept file per learner and name
 
 
@@ -47,7 +51,7 @@ def built_when_clicked(build: Callable[[], bytes | str], mime: str, file_name: s
         if session_id is not None:
             try:
                 _keep(session_id, data, mime, file_name)
-            except Exception:  # only a longer life for the file: without it, Streamlit's own
-                pass
+            except Exception as e:  # only a longer life for the file: without it, Streamlit's own
+                failure(log, "keeping the download for its learner", e, once=True)
         return data
     return run

@@ -17,6 +17,7 @@ place, so a learner trying ten sentences queues one lens, not ten.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 from typing import Hashable
 
@@ -25,9 +26,11 @@ import numpy as np
 from lib.background import Jobs
 from lib.capture import DEFAULT_MAX_TOKENS, head_logits
 from lib.lens_worker import LensProcess, LensProcessError
+from lib.log import failure
 from lib.logit_lens import Lens, lens_positions, logit_lens, logit_lens_elsewhere
 from ui.cache import get_capture, get_model
 
+log = logging.getLogger(__name__)
 LENS_WINDOW = 24  # positions the lens reads (the end of the text): 31 × 24 × 49152 logits
 LENS_TOP_K = 5
 
@@ -65,9 +68,12 @@ class _LensWork:
         try:
             lens = logit_lens_elsewhere(LENS_PROCESS, self.model_name, self.lm, self.rows, k=LENS_TOP_K,
                                         waited=waited)
-        except LensProcessError:
+        except LensProcessError as e:
             if LENS_PROCESS.closed:  # the server is ending: no lens worked out here now
                 raise
+            # Worked out here instead; logged once per cause (a server not allowed to raise the
+            # process's priority meets the same cause at every lens).
+            failure(log, "the logit lens in its own process", e, once=True)
             return self.here()
         return self._checked(lens)
 

@@ -1,0 +1,61 @@
+"""Failures the ui survives are logged, one WARNING line each with its cause (lib/log.py); the
+failures it expects (a model that did not load and says so) are not."""
+
+import logging
+
+import pytest
+
+from lib.lens_worker import LensProcessError
+from lib.models import ModelLoadError
+from ui import core, downloads, lens_jobs
+
+
+def _messages(caplog, logger: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == logger and r.levelno == logging.WARNING]
+
+
+def test_a_download_kept_for_its_learner_that_fails_still_sends_the_file(monkeypatch, caplog):
+    import streamlit.runtime.scriptrunner as scriptrunner
+
+    monkeypatch.setattr(scriptrunner, "get_script_run_ctx", lambda: type("Ctx", (), {"session_id": "s1"})())
+
+    def broken(*_):
+        raise AttributeError("'MemoryMediaFileStorage' has no attribute '_lock' (test)")
+
+    monkeypatch.setattr(downloads, "_keep", broken)
+    run = downloads.built_when_clicked(lambda: "a,b\n", "text/csv", "capture.csv")
+    with caplog.at_level("WARNING", logger="ui.downloads"):
+        assert run() == b"a,b\n"
+    assert _messages(caplog, "ui.downloads") == [
+        "keeping the download for its learner failed: AttributeError: 'MemoryMediaFileStorage' has no "
+        "attribute '_lock' (test)"]
+
+
+def test_a_lens_process_that_fails_is_logged_and_the_lens_worked_out_here(monkeypatch, caplog):
+    work = lens_jobs._LensWork.__new__(lens_jobs._LensWork)
+    work.model_name, work.lm, work.rows = "m", None, None
+
+    def refused(*_, **__):
+        raise LensProcessError("not allowed to raise the lens process (test)")
+
+    monkeypatch.setattr(lens_jobs, "logit_lens_elsewhere", refused)
+    monkeypatch.setattr(lens_jobs._LensWork, "here", lambda self: "here")
+    with caplog.at_level("WARNING", logger="ui.lens_jobs"):
+        assert work() == "here" and work() == "here"  # the same cause: one line
+    assert _messages(caplog, "ui.lens_jobs") == [
+        "the logit lens in its own process failed: LensProcessError: not allowed to raise the lens process (test)"]
+
+
+@pytest.mark.parametrize("error, logged", [
+    (ModelLoadError("offline", "no network"), []),
+    (AttributeError("'Config' has no attribute 'head_dim' (test)"),
+     ["reading the model's features failed: AttributeError: 'Config' has no attribute 'head_dim' (test)"]),
+])
+def test_features_fall_back_and_only_the_unforeseen_is_logged(monkeypatch, caplog, error, logged):
+    def model():
+        raise error
+
+    monkeypatch.setattr(core, "model", model)
+    with caplog.at_level("WARNING", logger="ui.core"):
+        assert core.features() is None and core.features() is None
+    assert _messages(caplog, "ui.core") == logged
