@@ -384,6 +384,21 @@ def kv_variants(config: dict[str, Any], tokens: int, dtype_bytes: int = 2) -> tu
     return tuple(rows)
 
 
+def shown_variants(variants: tuple[KvVariant, ...]) -> tuple[tuple[KvVariant, bool], ...]:
+    """Each distinct configuration of `kv_variants` once, with True beside the model's own setting:
+    a model whose grouped setting is really classic (as many KV heads as query heads) or
+    multi-query (one KV head) shows that row once, marked as its own, not twice with opposite
+    trade-offs.
+
+    Example: [(v.name, own) for v, own in shown_variants(kv_variants(gemma_270m, 8192))]
+             -> [("classic", False), ("multi_query", True)]
+    """
+    grouped = next(v for v in variants if v.name == "grouped")
+    twin = next((v for v in variants if v.name != "grouped" and v.n_kv_heads == grouped.n_kv_heads), None)
+    own = twin or grouped
+    return tuple((v, v is own) for v in variants if v is not grouped or twin is None)
+
+
 # --------------------------------------------------------------------------- why √Dh
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -229,3 +230,20 @@ def _finish(html: str, js_name: str) -> ViewHtml:
             js = js.replace(cdn, local)
     page = head + _SCRIPT_OPEN + js + _SCRIPT_CLOSE
     return ViewHtml(html=page, offline=offline, n_bytes=len(page.encode("utf-8")))
+
+
+SIZE_TOKENS = 64  # the text length at which the lesson tells a whole model view's size
+
+
+@lru_cache(maxsize=16)
+def weights_bytes(n_layers: int, n_heads: int, n_tokens: int) -> int:
+    """About how many bytes the model view's page would carry for every layer and head of a model
+    at `n_tokens` tokens: the JSON of one layer's causal weights (each query spread evenly over the
+    keys it may read, rounded as the views round them), times the layers.
+
+    Example: weights_bytes(18, 4, 64) -> about 2 MB (Gemma 3 270M); weights_bytes(30, 9, 64) -> about 7 MB
+    """
+    t = np.arange(1, n_tokens + 1, dtype=np.float64)
+    rows = np.tril(np.ones((n_tokens, n_tokens))) / t[:, None]  # [T, T] causal, each row sums to 1
+    layer = np.round(np.broadcast_to(rows, (n_heads, n_tokens, n_tokens)), _DECIMALS)  # [H, T, T]
+    return n_layers * len(json.dumps(layer.tolist()))

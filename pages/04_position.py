@@ -20,6 +20,9 @@ base, d_head, context = view.base_of(info), info.d_head, view.context_of(info)
 n_pairs = d_head // 2
 theta = view.model_frequencies(lm)  # the θ_i of the live model (equal to base^(−2i/Dh) unless scaled)
 periods = 2 * np.pi / theta
+local_base = info.rope_theta_local or base  # the windowed layers' own base, when the model has two
+local_periods = 2 * np.pi / rope.frequencies(d_head, local_base) if info.rope_theta_local else periods
+n_local = sum(x == "sliding_attention" for x in info.layer_types)
 
 st.title(t("lesson.position.title"))
 lesson.show(text, "intro")
@@ -49,7 +52,9 @@ lesson.show(text, "mask")
 st.header(t("position.rotation.header"))
 lesson.show(text, "rotation", d_head=num(d_head), n_pairs=num(n_pairs), last=num(n_pairs - 1), base=num(base),
             fast=num(periods[0], 2), slow=num(round(periods[-1])), context=num(context),
-            share=num(100 * context / periods[-1], 1))
+            share=num(100 * context / periods[-1], 1), glob=num(base), local=num(local_base), n_local=num(n_local),
+            n_glob=num(info.n_layers - n_local), slow_local=num(round(local_periods[-1])),
+            share_local=num(100 * context / local_periods[-1], 1))
 if not info.rope_theta:
     st.info(t("position.no_rope_base", base=num(base)))
 view.rotation_section(theta, context, text)
@@ -81,7 +86,6 @@ lesson.show(text, "decay")
 
 st.header(t("position.live.header"))
 if info.positional == "rope":
-    n_local = sum(x == "sliding_attention" for x in info.layer_types)
     lesson.show(text, "live", model_name=core.display_name(info.name), base=num(base), d_head=num(d_head),
                 local=num(info.rope_theta_local or base), glob=num(base), n_local=num(n_local),
                 n_glob=num(info.n_layers - n_local))

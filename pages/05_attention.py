@@ -8,6 +8,7 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 import streamlit as st
 
 from lib import attention as att
+from lib.bertviz_view import SIZE_TOKENS, weights_bytes
 from lib.capture import DEFAULT_MAX_TOKENS
 from ui import attention_view as view
 from ui import core, differs_view, follow, lesson, nav, quiz_widget
@@ -62,7 +63,8 @@ def overview() -> None:
 def bertviz() -> None:
     layer = view.selected(lm, cap)[0]
     st.subheader(t("attention.bertviz.header"))
-    lesson.show(text, "bertviz")
+    lesson.show(text, "bertviz", n_layers=num(info.n_layers), n_heads=num(info.n_heads), tokens=num(SIZE_TOKENS),
+                megabytes=num(weights_bytes(info.n_layers, info.n_heads, SIZE_TOKENS) / 1e6, 0))
     # On demand: its page reloads at each layer move (two thirds of a layer move in the browser).
     if st.toggle(t("attention.bertviz.show"), key="attention.bertviz_on", help=t("attention.bertviz.show_help")):
         with follow.following("attention.layer", str(layer), key="attention.bertviz_box"):

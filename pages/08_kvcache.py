@@ -8,6 +8,7 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 import streamlit as st
 
 from lib import arithmetic as A
+from lib import kvcache as K
 from lib.reference import REFERENCE_MODELS
 from ui import core, differs_view, follow, lesson, nav, quiz_widget
 from ui import kvcache_view as view
@@ -43,11 +44,11 @@ def calc() -> None:
     st.session_state[view.CHOICE_KEY] = choice
     follow.publish({view.CHOICE_KEY: view.priced_mark(choice)}, key="kvcache.chosen")
     st.header(t("kvcache.variants.header"))
-    lesson.show(text, "variants")
+    lesson.show(text, "variants", window=num(K.LOCAL_WINDOW))
     rows = {v.kind: v for v in view.variants_section(choice.tokens, choice.cache_dtype, choice.card_gb)}
     lesson.show(text, "variants_after", tokens=num(choice.tokens), mha=view.size(rows["mha"].bytes),
                 gqa=view.size(rows["gqa"].bytes), mla=view.size(rows["mla"].bytes),
-                sliding=view.size(rows["sliding"].bytes), hybrid=view.size(rows["hybrid"].bytes))
+                sliding=view.size(rows["sliding"].bytes), hybrid=view.size(rows["hybrid"].bytes), window=num(K.LOCAL_WINDOW))
 
 
 calc()

@@ -556,8 +556,10 @@ def kv_table(live_name: str, config: dict, lang: str) -> pd.DataFrame:
     `config` is the model's config dict, the language picks the labels)."""
     rows = []
     for name, cfg in ((live_name, config), ("Llama-3 8B", REFERENCE_MODELS["Llama-3 8B"])):
-        for v in att.kv_variants(cfg, KV_TOKENS):
-            rows.append({t("attention.kv.model"): name, t("attention.kv.variant"): t(f"attention.kv.{v.name}"),
+        for v, own in att.shown_variants(att.kv_variants(cfg, KV_TOKENS)):
+            variant = t(f"attention.kv.{v.name}")
+            rows.append({t("attention.kv.model"): name,
+                         t("attention.kv.variant"): t("attention.kv.own", variant=variant) if own else variant,
                          t("attention.kv.heads"): num(v.n_kv_heads),
                          t("attention.kv.mb"): num(v.bytes / 1e6, 1),
                          t("attention.kv.saving"): f"{num(v.saving, 1)}×",
@@ -640,8 +642,10 @@ def cost_section(info, n_tokens: int | None, live_name: str, mark: str = "") -> 
         live_chart(memory_spec(info.d_head, lang), key="attention.memory_chart", where=right)
         if n_tokens:
             st.markdown(t("attention.cost.yours_text", n=num(n_tokens),
-                          flops=num(att.attention_flops(n_tokens, width, info.n_layers, **win) / 1e6, 1),
-                          causal=num(att.attention_flops(n_tokens, width, info.n_layers, causal=True, **win) / 1e6, 1),
+                          flops=num(att.attention_flops(n_tokens, width, info.n_layers) / 1e6, 1),
+                          causal=num(att.attention_flops(n_tokens, width, info.n_layers, causal=True) / 1e6, 1),
+                          windowed=num(att.attention_flops(n_tokens, width, info.n_layers, causal=True, **win) / 1e6, 1),
+                          n_local=num(n_local), window=num(info.sliding_window or 0),
                           l=num(info.n_layers), d=num(width)))
 
 
