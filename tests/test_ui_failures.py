@@ -59,3 +59,27 @@ def test_features_fall_back_and_only_the_unforeseen_is_logged(monkeypatch, caplo
     with caplog.at_level("WARNING", logger="ui.core"):
         assert core.features() is None and core.features() is None
     assert _messages(caplog, "ui.core") == logged
+
+
+def test_a_model_failing_in_an_unforeseen_way_is_logged_and_the_current_one_stays(monkeypatch, caplog):
+    from tests.apptest import start
+
+    loader = core._load_with_progress
+
+    def load(name):
+        if name == "standin/breaks":
+            raise RuntimeError("weights of an unforeseen shape (test)")
+        return loader(name)
+
+    monkeypatch.setattr(core, "_load_with_progress", load)
+    at = start("en")
+    before = at.session_state["app.model"]
+    with caplog.at_level("WARNING", logger="ui.core"):
+        at.text_input(key="app.model_request").set_value("standin/breaks")
+        at.button(key="app.load").click()
+        at.run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == ["“standin/breaks” could not be loaded. The current model stays loaded."]
+    assert at.session_state["app.model"] == before
+    assert _messages(caplog, "ui.core") == [
+        "loading the model standin/breaks failed: RuntimeError: weights of an unforeseen shape (test)"]
