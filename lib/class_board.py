@@ -1,12 +1,12 @@
 """The teacher's dashboard as plain tables: learners × lessons, answers per question, who is where.
 
 A class store's Dashboard (lib/classroom.py) holds raw facts: pseudonyms, lessons visited, first
-answers as language-neutral strings (a choice's option number, a number as typed). These functions
+answers as language-neutral numbers (a choice's option index, a numeric answer's value). These functions
 turn it into rows a page shows as they are, with the words (lesson titles, question prompts, option
 texts) passed in by the caller in the teacher's language.
 
-Deliberately left out: anything Streamlit, and escaping: pseudonyms and typed answers stay the
-learner's text; the page shows them only in tables or as plain text.
+Deliberately left out: anything Streamlit, and escaping: pseudonyms stay the learner's text; the
+page shows them only through elements that render no Markdown or HTML (st.dataframe, st.text).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from lib.class_links import display_names
+from lib.quiz import format_number
 
 
 _TEX = {r"\times": "×", r"\cdot": "·", r"\approx": "≈", r"\sqrt": "√", r"\theta": "θ", r"\pi": "π",
@@ -41,14 +42,23 @@ def plain_math(text: str) -> str:
     return re.sub(r"\$([^$]+)\$", one, text)
 
 
-def answer_label(question, answer: str) -> str:
-    """A first answer in words: a choice's option text (its number when out of range), a number as typed.
+def answer_label(question, answer: str, unknown: str = "?") -> str:
+    """A first answer in words: a choice's option text (its number when out of range), a number
+    written for the question's language, `unknown` for an answer whose text was not kept ("").
 
-    Example: answer_label(q_with_options(("yes", "no")), "1") -> "no"
+    Example: answer_label(q_with_options(("yes", "no")), "1") -> "no";
+             answer_label(numeric_q_in_italian, "131072") -> "131.072"
     """
+    if not answer:
+        return unknown
     options = getattr(question, "options", ()) if question is not None else ()
     if options and answer.isdigit() and int(answer) < len(options):
         return plain_math(options[int(answer)])
+    if question is not None and getattr(question, "kind", "") == "numeric":
+        try:
+            return format_number(float(answer), getattr(question, "lang", "en"))
+        except ValueError:
+            pass
     return answer
 
 
@@ -81,7 +91,7 @@ def on_lesson(board, lessons: Sequence[str]) -> list[tuple[str, int]]:
 
 
 def question_rows(stats: Sequence, questions: Mapping[tuple[str, str], object],
-                  right_mark: str = "✅") -> list[tuple[str, str, int, float, str]]:
+                  right_mark: str = "✅", unknown: str = "?") -> list[tuple[str, str, int, float, str]]:
     """One row per question: (lesson, prompt, answers, share right 0-1, distribution), the
     distribution as "answer: count" items, most given first, the right answer marked.
 
@@ -91,7 +101,8 @@ def question_rows(stats: Sequence, questions: Mapping[tuple[str, str], object],
     for s in stats:
         q = questions.get((s.lesson, s.question_id))
         prompt = plain_math(q.prompt) if q is not None else s.question_id
-        parts = [f"{right_mark + ' ' if a.correct else ''}{answer_label(q, a.answer)}: {a.count}" for a in s.answers]
+        parts = [f"{right_mark + ' ' if a.correct else ''}{answer_label(q, a.answer, unknown)}: {a.count}"
+                 for a in s.answers]
         rows.append((s.lesson, prompt, s.answered, s.share_right, " · ".join(parts)))
     return rows
 

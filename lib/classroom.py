@@ -16,7 +16,8 @@ API (every method may raise `StoreUnavailable` when the database cannot be reach
     store.class_info(code) -> ClassInfo | None        # None: unknown or expired
     store.verify_teacher(code, secret) -> bool
     store.join(code, pseudonym) -> Learner(id, code, pseudonym)
-        # raises UnknownClass, ClassClosed (ClassFull), PseudonymTaken, BadPseudonym (all ClassError)
+        # raises UnknownClass, ClassClosed (ClassFull), PseudonymTaken, BadPseudonym (PseudonymTooLong),
+        # all ClassError
         # `id` is the learner's key, "<row id>.<secret>": every call below that takes a learner_id
         # wants that key, and the database keeps only a hash of the secret (see _owns)
     store.learner(learner_id) -> Learner | None       # None once they left, the class is gone, or a wrong key
@@ -38,18 +39,22 @@ API (every method may raise `StoreUnavailable` when the database cannot be reach
     store.purge_expired(now=None) -> int              # also run at start and at most hourly on use
     store.close()
 
-Pure helpers (from lib/classroom_input.py): `normalise_code`, `clean_pseudonym`, `JoinLimiter`
-(wrong codes per session), `csv_cell`. The tables and their migrations: lib/classroom_schema.py.
-`answer` is best a language-neutral string (a choice's option index, a numeric answer's number),
-so that learners in Italian and in English land in the same bar of the teacher's distribution.
+Pure helpers (from lib/classroom_input.py): `normalise_code`, `clean_pseudonym`, `canonical_answer`,
+`JoinLimiter` (wrong codes per session), `csv_cell`. The tables and their migrations:
+lib/classroom_schema.py. An `answer` is kept as `canonical_answer` makes it: a number in one spelling
+(a choice's option index, a numeric answer's value), so learners in Italian and in English land in
+the same bar of the teacher's distribution and no word a learner typed is kept; "" when it holds no
+number (the answer counts, its text is not kept).
 
 What is stored: class code, optional class name, a hash of the teacher secret, dates, pacing; per
-learner a random id, a hash of their secret, the pseudonym they chose, when they joined and were last seen, lessons visited,
-first answers and the final score. Never an IP address, a user agent, a name or an email.
+learner a random id, a hash of their secret, the pseudonym they chose, when they joined and were last
+seen, the lesson they are on, each lesson visited and when, each first answer (a number, see above),
+whether it was right and when it came, and the final score and when. Never an IP address, a user
+agent, a name, an email or a word of what the learner typed.
 
 Deliberately left out: accounts, several teachers per class, editing an answer, showing any of
-this to learners (a learner only ever gets the class's name and pacing), HTML escaping (the page
-that shows a pseudonym escapes it).
+this to learners (a learner only ever gets the class's name and pacing), HTML or Markdown escaping
+(the pages show a pseudonym only through elements that render neither: st.dataframe, st.text).
 """
 
 from __future__ import annotations
@@ -77,14 +82,15 @@ from sqlalchemy import exc as sa_exc
 
 from lib import classroom_schema as schema
 from lib.classroom_input import (CODE_ALPHABET, CODE_LENGTH, MAX_PSEUDONYM, BadPseudonym, ClassError,
-                                 JoinLimiter, clean_pseudonym, clean_text, csv_cell, normalise_code,
-                                 well_formed)
+                                 JoinLimiter, PseudonymTooLong, canonical_answer, clean_pseudonym,
+                                 clean_text, csv_cell, normalise_code, well_formed)
 from lib.classroom_schema import MAX_ID, MAX_NAME, MIGRATIONS, answers, classes, finals, learners, visits
 
 __all__ = [  # the store's API, with the helpers it re-exports for the pages
     "ClassStore", "Created", "ClassInfo", "Learner", "Pacing", "Dashboard", "LearnerRow", "QuestionStats",
     "AnswerCount", "ClassError", "UnknownClass", "ClassClosed", "ClassFull", "PseudonymTaken",
-    "BadPseudonym", "UnknownLearner", "NotTeacher", "StoreUnavailable", "JoinLimiter", "clean_pseudonym",
+    "BadPseudonym", "PseudonymTooLong", "UnknownLearner", "NotTeacher", "StoreUnavailable", "JoinLimiter",
+    "clean_pseudonym", "canonical_answer",
     "normalise_code", "csv_cell", "default_url", "class_days", "CODE_ALPHABET", "CODE_LENGTH",
     "MAX_PSEUDONYM", "MIGRATIONS",
 ]
@@ -97,7 +103,6 @@ DEFAULT_DAYS = 30
 # The same folder as lib.models.cache_dir() (not imported from there: that module loads torch).
 CACHE_ENV = "INSIDE_TRANSFORMER_CACHE"
 SQLITE_NAME = "classroom.sqlite3"
-MAX_ANSWER = 200
 MAX_LEARNERS = 300  # per class: far above a class, well below what a script joining in a loop makes
 CONNECT_TIMEOUT_S = 3
 BUSY_TIMEOUT_S = 10
@@ -601,19 +606,20 @@ class ClassStore:
 
     def record_answer(self, learner_id: str, lesson: str, question_id: str, answer: str,
                       correct: bool) -> bool:
-        """Store the learner's answer if it is their first to that question; True when it was."""
+        """Store the learner's answer if it is their first to that question; True when it was.
+        The answer is kept as `canonical_answer` makes it ("4,096 tokens" -> "4096")."""
         lesson, question_id = _check_id(lesson, "lesson"), _check_id(question_id, "question_id")
         now = self._clock()
         with self._tx() as conn:
             row_id = self._touch(conn, learner_id, now)
             return self._insert_ignore(
                 conn, answers, learner=row_id, lesson=lesson, question_id=question_id,
-                answer=clean_text(answer, MAX_ANSWER), correct=bool(correct), at=now)
+                answer=canonical_answer(answer), correct=bool(correct), at=now)
 
     def record_answers(self, learner_id: str, given: Iterable[tuple[str, str, str, bool]]) -> int:
         """Several answers at once, (lesson, question_id, answer, correct) each, in one transaction:
         what a learner answered before joining. Only first answers count; returns how many did."""
-        rows = [(_check_id(lesson, "lesson"), _check_id(qid, "question_id"), clean_text(answer, MAX_ANSWER),
+        rows = [(_check_id(lesson, "lesson"), _check_id(qid, "question_id"), canonical_answer(answer),
                  bool(correct)) for lesson, qid, answer, correct in given]
         now = self._clock()
         with self._tx() as conn:

@@ -1,18 +1,25 @@
 """What a learner or a teacher types, made safe before the class store keeps it: class codes,
-pseudonyms, short texts, spreadsheet cells, and how many wrong codes a session may try.
+pseudonyms, answers, short texts, spreadsheet cells, and how many wrong codes a session may try.
 
 Pure functions (no database, no streamlit); `lib/classroom.py` re-exports them.
-Deliberately left out: HTML escaping (the page that shows a pseudonym escapes it) and any
-judgement of what a pseudonym says (a teacher sees the class and can remove a learner).
+An answer is kept as a number only (`canonical_answer`): a choice's option index or a numeric
+answer's value, one spelling for "4096", "4,096" and "4096 numbers", and none of the words a
+learner typed after it ("4096 Mario Rossi via Roma" arrives as "4096").
+Deliberately left out: HTML escaping and Markdown (the pages show a pseudonym only through elements
+that render neither) and any judgement of what a pseudonym says (a teacher sees the class and can
+remove a learner).
 """
 
 from __future__ import annotations
 
+import math
 import re
 import time
 import unicodedata
 from collections import deque
 from typing import Callable
+
+from lib.quiz import parse_number
 
 # No 0/O, 1/I/L: a code read off a projector is typed right.
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -26,6 +33,11 @@ class ClassError(Exception):
 
 class BadPseudonym(ClassError):
     """Nothing is left of the pseudonym once cleaned."""
+
+
+class PseudonymTooLong(BadPseudonym):
+    """The pseudonym has more than MAX_PSEUDONYM characters once cleaned (it is refused, not cut:
+    a cut name may not be the one the learner meant)."""
 
 
 _BIDI_AND_INVISIBLE = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A)) | {
@@ -52,10 +64,10 @@ def well_formed(code: str) -> bool:
 
 def clean_pseudonym(text: str) -> str:
     """The pseudonym as stored and shown: NFC, no control/bidi/invisible characters, single spaces,
-    trimmed, at most 32 characters. HTML is kept as text (the page escapes it).
+    trimmed, at most 32 characters. Markup is kept as the characters typed (pages show it as text).
 
-    Raises BadPseudonym when nothing is left. Example: clean_pseudonym("  Ada\\u202e  Lovelace\\n")
-    -> "Ada Lovelace"
+    Raises BadPseudonym when nothing is left, PseudonymTooLong when more than 32 characters are.
+    Example: clean_pseudonym("  Ada\\u202e  Lovelace\\n") -> "Ada Lovelace"
     """
     text = unicodedata.normalize("NFC", str(text or ""))
     kept = []
@@ -68,9 +80,11 @@ def clean_pseudonym(text: str) -> str:
             continue
         else:
             kept.append(ch)
-    text = " ".join("".join(kept).split())[:MAX_PSEUDONYM].strip()
+    text = " ".join("".join(kept).split())
     if not text:
         raise BadPseudonym("empty pseudonym")
+    if len(text) > MAX_PSEUDONYM:
+        raise PseudonymTooLong(f"{len(text)} characters")
     return text
 
 
@@ -80,6 +94,43 @@ def clean_text(text: str, limit: int) -> str:
     text = "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text
                    if ord(c) not in _BIDI_AND_INVISIBLE and unicodedata.category(c) not in ("Cs", "Co"))
     return " ".join(text.split())[:limit]
+
+
+def number_text(value: float) -> str:
+    """A number in the one spelling the class keeps: an integer without a decimal part, otherwise
+    Python's shortest round-trip form (a "." for the decimal mark, whatever the learner's language).
+
+    Example: number_text(4096.0) -> "4096"; number_text(0.5) -> "0.5"; number_text(-0.0) -> "0"
+    """
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError("not a finite number")
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
+
+
+def canonical_answer(text: object) -> str:
+    """A first answer as the class keeps it: the number read from it (lib.quiz.parse_number, the
+    same reading that graded it) in `number_text`'s spelling; "" when there is no number to read
+    (the answer is then counted, its text not kept). Words typed after the number never pass.
+
+    Example: canonical_answer("4096 Mario Rossi via Roma") -> "4096"; canonical_answer("4,096")
+    -> "4096"; canonical_answer(2) -> "2"; canonical_answer("again") -> ""
+    """
+    if isinstance(text, bool):
+        return ""
+    if isinstance(text, (int, float)):
+        value = float(text)
+    else:
+        try:
+            value = parse_number(str(text if text is not None else ""))
+        except ValueError:
+            return ""
+    try:
+        return number_text(value)
+    except ValueError:
+        return ""
 
 
 def csv_cell(value: object) -> object:

@@ -79,8 +79,16 @@ def test_an_answer_that_is_not_an_option_is_shown_as_typed():
     class Q:
         options = ("a", "b")
 
-    assert [B.answer_label(Q, x) for x in ("1", "7", "<i>", "")] == ["b", "7", "<i>", ""]
+    assert [B.answer_label(Q, x) for x in ("1", "7", "<i>", "")] == ["b", "7", "<i>", "?"]
     assert B.answer_label(None, "12.5") == "12.5"
+    assert B.answer_label(Q, "", unknown="(not kept)") == "(not kept)"
+
+
+@pytest.mark.parametrize("lang, shown", [("en", "131,072"), ("it", "131.072")])
+def test_a_numeric_answer_is_written_for_the_teachers_language(lang, shown):
+    q = next(q for q in load_bank(lang, "numbers") if q.kind == "numeric")
+    assert B.answer_label(q, "131072") == shown
+    assert B.answer_label(q, "0.5") == ("0.5" if lang == "en" else "0,5")
 
 
 def test_every_quiz_text_reads_without_latex_in_a_table():

@@ -89,17 +89,25 @@ def test_normalise_code(typed, code):
     ("Ada   Lovelace", "Ada Lovelace"),
     ("Ada\nLovelace\t", "Ada Lovelace"),
     ("<img src=x onerror=alert(1)>", "<img src=x onerror=alert(1)>"),  # kept as text, escaped when shown
-    ("x" * 10_000, "x" * 32),
+    ("x" * 32, "x" * 32),
     ("Ada\u202eecalevoL", "AdaecalevoL"),                                # right-to-left override gone
     ("\u2066Ada\u2069\u200e\u200f\u202a\u202b\u202c\u202d", "Ada"),
     ("A\x00d\x07a\x1b[31m", "Ada[31m"),
     ("Jose\u0301", "José"),                                                 # NFC
     ("Nicolò 🦊", "Nicolò 🦊"),
-    ("a" * 31 + " b", "a" * 31),                                         # no trailing space after the cut
+    ("  " + "a" * 31 + "  \u200b", "a" * 31),                            # counted once cleaned
 ])
 def test_clean_pseudonym(raw, clean):
     assert cr.clean_pseudonym(raw) == clean
     assert len(cr.clean_pseudonym(raw)) <= cr.MAX_PSEUDONYM
+
+
+@pytest.mark.parametrize("raw", ["x" * 33, "x" * 10_000, "a" * 31 + " b"])
+def test_a_pseudonym_over_32_characters_is_refused_not_cut(raw):
+    """A cut name may not be the one the learner meant: they are asked for a shorter one."""
+    with pytest.raises(cr.PseudonymTooLong):
+        cr.clean_pseudonym(raw)
+    assert issubclass(cr.PseudonymTooLong, BadPseudonym)
 
 
 @pytest.mark.parametrize("raw", ["", "   ", "\n\t", "\u202e\u200f", "\x00\x01", "\u200b\ufeff"])
@@ -339,10 +347,12 @@ def test_join_cleans_the_pseudonym_and_keeps_it_unique_in_the_class(store):
     assert store.join(other.code, "Ada").pseudonym == "Ada"  # another class, another namespace
     html = store.join(c.code, "<img src=x onerror=alert(1)>")
     assert html.pseudonym == "<img src=x onerror=alert(1)>"
-    long = store.join(c.code.lower(), "y" * 10_000)
+    with pytest.raises(cr.PseudonymTooLong):
+        store.join(c.code, "y" * 10_000)  # refused, not cut: the learner is asked for a shorter one
+    long = store.join(c.code.lower(), "y" * 32)
     assert long.pseudonym == "y" * 32
     with pytest.raises(PseudonymTaken):
-        store.join(c.code, "y" * 40)  # the same once cut to 32
+        store.join(c.code, " Y" + "y" * 31 + "\u200b")  # the same once cleaned
     for empty in ("", "   ", "\x00\u202e"):
         with pytest.raises(BadPseudonym):
             store.join(c.code, empty)
@@ -611,7 +621,7 @@ def test_the_dashboard_matches_a_count_by_hand(store):
             if (i + j) % 5 == 4:
                 continue  # some questions unanswered
             correct = (i * 7 + j * 3) % 4 != 0 if j % 2 else (i + j) % 3 == 0
-            answer = "right" if correct else f"wrong{(i + j) % 2}"
+            answer = "0" if correct else f"{1 + (i + j) % 2}"  # option indexes, as the quizzes send
             sent.append((i, lesson, q, answer, correct))
     for i, lesson, q, answer, correct in sent:
         assert store.record_answer(people[i].id, lesson, q, answer, correct)
@@ -660,14 +670,16 @@ def test_pacing_can_be_set_and_undone(store):
 
 def test_the_csv_export_has_one_row_per_learner_and_question(store):
     c, (ada, bruno, chiara) = _class_with(store, ("Ada", "=HYPERLINK(\"http://x\")", "Chiara"))
-    sent = {
-        (ada.pseudonym, "numbers", "q1", "2", True),
-        (ada.pseudonym, "attention", "q3", "-1+1", False),
-        (bruno.pseudonym, "numbers", "q1", "@SUM(A1)", False),
+    typed = {  # what was typed -> what the class keeps: a number, or nothing of the text
+        (ada.pseudonym, "numbers", "q1", "2", True): "2",
+        (ada.pseudonym, "attention", "q3", "-1", False): "-1",
+        (bruno.pseudonym, "numbers", "q1", "@SUM(A1)", False): "",
     }
-    for name, lesson, q, answer, correct in sent:
+    for name, lesson, q, answer, correct in typed:
         learner = {p.pseudonym: p for p in (ada, bruno, chiara)}[name]
         store.record_answer(learner.id, lesson, q, answer, correct)
+    sent = {(name, lesson, q, typed[name, lesson, q, answer, correct], correct)
+            for name, lesson, q, answer, correct in typed}
     store.record_answer(ada.id, "numbers", "q1", "3", False)  # ignored: not the first
     store.record_final(ada.id, 8, 10)
     text = store.export_csv(c.code, c.secret)
@@ -684,7 +696,7 @@ def test_the_csv_export_has_one_row_per_learner_and_question(store):
     # Formulas arrive as text: every cell that began with = + - @ starts with a quote.
     assert all(not cell[:1] in "=+-@" or not cell for r in rows for cell in r.values())
     assert any(r["pseudonym"] == "'=HYPERLINK(\"http://x\")" for r in rows)
-    assert {r["answer"] for r in rows} >= {"'-1+1", "'@SUM(A1)"}
+    assert {r["answer"] for r in rows} >= {"'-1", ""} and not any("SUM" in r["answer"] for r in rows)
     # Chiara answered nothing: one row with her name and empty question cells.
     (empty,) = [r for r in rows if r["pseudonym"] == "Chiara"]
     assert empty["question"] == "" and empty["final_score"] == ""
@@ -892,3 +904,27 @@ def test_two_stores_starting_on_a_new_sqlite_file_both_work_every_time(tmp_path)
         finally:
             for s in stores:
                 s.close()
+
+
+@pytest.mark.parametrize("typed, kept", [
+    ("4096 Mario Rossi via Roma", "4096"),  # words after the number never reach the class
+    ("4,096", "4096"), ("4.096", "4096"), ("4096 numbers", "4096"), (" 4096 ", "4096"),
+    ("1,5", "1.5"), ("0.125", "0.125"), ("1e3", "1000"), ("-0", "0"), ("2", "2"), (3, "3"),
+    ("again", ""), ("=cmd|' /C calc'!A0", ""), ("12 ab 3", ""), ("", ""),
+])
+def test_an_answer_is_kept_as_its_number_in_one_spelling(typed, kept):
+    assert cr.canonical_answer(typed) == kept
+
+
+def test_answers_typed_differently_land_in_one_bar_and_no_word_is_kept(store):
+    created = store.create_class()
+    typed = ["4096 Mario Rossi via Roma", "4,096", "4096 numbers", "4096"]
+    for i, text in enumerate(typed):
+        learner = store.join(created.code, f"L{i}")
+        assert store.record_answer(learner.id, "numbers", "q1", text, True)
+    other = store.join(created.code, "Late")
+    assert store.record_answers(other.id, [("numbers", "q1", "4.096 via Roma", True)]) == 1
+    (stats,) = store.dashboard(created.code, created.secret).questions
+    assert [(a.answer, a.count) for a in stats.answers] == [("4096", 5)]
+    exported = store.export_csv(created.code, created.secret)
+    assert "Mario" not in exported and "Roma" not in exported and "4096 numbers" not in exported

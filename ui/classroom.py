@@ -6,6 +6,19 @@ module reports to the class store (lib/classroom.py): each lesson opened (once p
 session), the first answer to each quiz question, and the final quiz's score. The learner's own text
 is never sent. Without a class nothing here touches the store and the course runs as before.
 
+First answers: each is kept as given when it is given (`quiz.firsts`, with the quiz's state: the
+option's index or the number read from the box, and its own verdict), in the session and in the
+browser. Whatever first answers the session knows and the class has not been handed yet go at the
+end of every run (`flush`): so answers given before joining go on joining, and again once the
+browser's copy of the progress has come back (it may come after the join); the store keeps only the
+first of each, so sending twice changes nothing.
+
+Messages that need the learner (a wrong code, a class that is gone) stay in the sidebar until the
+learner acts (joins, types a code, closes the message): a rerun, such as the one that restores the
+browser's copy, does not take them away. A learner removed by the teacher, or whose class was
+deleted, is told at their next report or by the idle check of the pacing; their answers stay in
+their browser.
+
 Membership lives in session state (`class.member`) and in the browser's local storage next to the
 learner's progress (ui/persist.py hands it over), so a reload keeps it.
 
@@ -28,13 +41,16 @@ from ui.core import t
 
 MEMBER = "class.member"  # {"code", "id", "pseudonym"}: this session's membership
 PENDING = "class.pending"  # a class code waiting for the learner's pseudonym (the join panel)
-NOTICE = "class.notice"  # (kind, label): left by a callback, shown once in the sidebar
+NOTICE = "class.notice"  # (kind, label): shown in the sidebar until the learner acts or closes it
 QUEUE = "class.queue"  # answers and scores waiting to be sent (a callback queues, the page sends)
 VISITED = "class.visited"  # lessons already reported in this session
+FIRSTS = "quiz.firsts"  # {"lesson:qid": [answer, correct]}: each first answer as given (cleared with the quiz's state)
+SENT = "class.sent"  # "lesson:qid" of the first answers already handed to the queue in this membership
 TEACHER = "class.teacher"  # {"code", "secret"}: the teachers' page of this session
 OFFLINE = "class.offline"  # the store did not answer at the last try
 PACING_SECONDS = 3  # how stale a learner's view of the pacing may be
 BANNER_SECONDS = 10  # how often an idle learner's page looks at the pacing (one cached read): 30 learners every 6 s cost 2 replicas 11.9 % of a core idle (scripts/class_load.py), every 10 s within the 10 % goal
+MAX_TYPED = 200  # characters the pseudonym box takes (more than a pseudonym may have, see _on_join)
 MAX_QUEUE = 500  # reports kept while the database is down (every lesson question and then some)
 ORDER = [x.id for x in nav.LESSONS] + [nav.FINAL.id]  # the path that "open up to" cuts
 
@@ -126,6 +142,9 @@ def _ask_to_join(code: str) -> None:
         limiter.failed()
         ss[NOTICE] = ("error", "class.err.unknown")
         return
+    if not info.joining_open:
+        ss[NOTICE] = ("error", "class.err.closed")
+        return
     ss[PENDING] = code
     s = store()
     try:
@@ -138,12 +157,14 @@ def _ask_to_join(code: str) -> None:
 
 def _on_code() -> None:
     """Callback: a code typed in the sidebar."""
+    st.session_state.pop(NOTICE, None)
     _ask_to_join(C.normalise_code(st.session_state.get("class.code_input", "")) or "")
 
 
 def _on_join() -> None:
     """Callback: the learner picked a pseudonym in the join panel."""
     ss = st.session_state
+    ss.pop(NOTICE, None)
     code = ss.get(PENDING)
     s = store()
     if not code or s is None:
@@ -162,6 +183,9 @@ def _on_join() -> None:
     except C.PseudonymTaken:
         ss["class.join_problem"] = "class.err.taken"
         return
+    except C.PseudonymTooLong:
+        ss["class.join_problem"] = "class.err.long"
+        return
     except C.BadPseudonym:
         ss["class.join_problem"] = "class.err.bad"
         return
@@ -172,23 +196,43 @@ def _on_join() -> None:
     ss[MEMBER] = {"code": learner.code, "id": learner.id, "pseudonym": learner.pseudonym}
     ss[VISITED] = set()
     ss[NOTICE] = ("success", "class.join.done")
-    _queue_progress()
+    # The first answers given before joining go at the end of this run (flush), and again after the
+    # browser's copy of the progress comes back, if that is later.
 
 
 def _on_cancel() -> None:
     st.session_state.pop(PENDING, None)
+    st.session_state.pop(NOTICE, None)
+
+
+def _on_dismiss() -> None:
+    st.session_state.pop(NOTICE, None)
 
 
 def forget() -> dict | None:
-    """This session is no longer in a class (the browser's copy follows at the end of the run)."""
+    """This session is no longer in a class (the browser's copy follows at the end of the run).
+    The learner's answers stay theirs: only the membership and what waited to be sent go."""
     ss = st.session_state
-    for key in (QUEUE, VISITED, "class.final_sent", OFFLINE):
+    for key in (QUEUE, VISITED, SENT, "class.final_sent", OFFLINE):
         ss.pop(key, None)
     return ss.pop(MEMBER, None)
 
 
+def _gone(code: str) -> None:
+    """The class no longer knows this learner: forget the membership and say why, until they act."""
+    s = store()
+    try:
+        deleted = s is None or s.class_info(code) is None
+    except Exception:  # the database went away meanwhile: the class is over for this browser either way
+        deleted = True
+    _class_state.clear()
+    forget()
+    st.session_state[NOTICE] = ("warning", "class.gone.deleted" if deleted else "class.gone.removed")
+
+
 def _on_leave() -> None:
     """Callback: leave the class (the class forgets this learner's data)."""
+    st.session_state.pop(NOTICE, None)
     mine = forget()
     s = store()
     if mine and s is not None:
@@ -214,12 +258,14 @@ def join_panel() -> None:
             st.text(info.name)  # the teacher's words: as text, never markup
         st.markdown(t("class.join.privacy"))
         with st.form("class.join_form", border=False):
-            st.text_input(t("class.join.pseudonym"), key="class.pseudonym", max_chars=C.MAX_PSEUDONYM,
+            # Room for more than a pseudonym's 32 characters: a longer one pasted gets a message
+            # (class.err.long), not a silent cut by the browser.
+            st.text_input(t("class.join.pseudonym"), key="class.pseudonym", max_chars=MAX_TYPED,
                           help=t("class.join.pseudonym_help"))
             st.form_submit_button(t("class.join.button"), on_click=_on_join, type="primary")
         problem = ss.pop("class.join_problem", None)
         if problem:
-            st.error(t(problem))
+            st.error(t(problem, n=str(C.MAX_PSEUDONYM)))
         st.button(t("class.join.cancel"), key="class.join_cancel", on_click=_on_cancel)
 
 
@@ -228,10 +274,12 @@ def sidebar() -> None:
     ss = st.session_state
     mine = member()
     with st.sidebar:
-        notice = ss.pop(NOTICE, None)
+        notice = ss.get(NOTICE)
         if notice:
             kind, label = notice
-            getattr(st, kind)(t(label, name=mine["code"] if mine else ""))
+            with st.container(key="class.notice"):
+                getattr(st, kind)(t(label, name=mine["code"] if mine else ""))
+                st.button(t("class.notice.close"), key="class.notice_close", on_click=_on_dismiss)
         if mine:
             with st.container(border=True, key="class.side"):
                 state, info, _ = _class_state(mine["code"])
@@ -266,7 +314,12 @@ def _banner(lesson: str | None, was_locked: bool) -> None:
     if not mine:
         return
     _drain()  # answers kept while the database was down go as soon as it answers, even on an idle page
+    if not member():  # the class no longer knows this learner (removed, or the class deleted)
+        st.rerun(scope="app")
     state, _, pace = _class_state(mine["code"])
+    if state == "gone":  # deleted or expired while the learner was idle: said at once
+        _gone(mine["code"])
+        st.rerun(scope="app")
     if state != "ok":
         return
     if _locked(lesson, pace) != was_locked:
@@ -287,9 +340,9 @@ def before_page(page) -> bool:
     if not mine:
         return True
     state, info, pace = _class_state(mine["code"])
-    if state == "gone":  # deleted or expired: the class is over for this browser too
-        forget()
-        return True
+    if state == "gone":  # deleted or expired: the class is over for this browser too, and the learner is told
+        _gone(mine["code"])
+        st.rerun()  # the sidebar, drawn above, shows the message
     if state == "down":
         return True
     lesson = lesson_of(page)
@@ -317,8 +370,10 @@ def _send(call) -> bool:
         try:
             call(s)
             ok = True
-        except C.UnknownLearner:  # they left on another tab, or the class was deleted: no longer in it
-            forget()
+        except C.UnknownLearner:  # removed by the teacher, the class deleted, or they left on another tab
+            mine = member()
+            if mine:
+                _gone(mine["code"])
             return True
         except Exception:  # StoreUnavailable or a driver error: the lesson goes on
             ok = False
@@ -326,42 +381,49 @@ def _send(call) -> bool:
     return ok
 
 
-def answer_text(q, response) -> str:
-    """What a first answer is sent as: the option's number for a choice (the same in every language),
-    the number as typed (trimmed, at most 40 characters) otherwise."""
-    if q.kind == "choice":
-        return str(int(response))
-    return str(response).strip()[:40]
+def answer_text(response) -> str:
+    """What a first answer is sent as: the option's index for a choice, the number read from the
+    box for a numeric question ("4,096 tokens" -> "4096"), the same in every language; never the
+    words typed around it. Example: answer_text(2) -> "2"; answer_text("4096 Mario") -> "4096"
+    """
+    return C.canonical_answer(response)
 
 
 def queue_answer(lesson_id: str, q, response, correct: bool) -> None:
-    """From the quiz's Check callback: a first answer, to send after it (flush)."""
-    if member():
-        queue = st.session_state.setdefault(QUEUE, [])
-        if len(queue) < MAX_QUEUE:
-            queue.append(("answer", lesson_id, q.id, answer_text(q, response), bool(correct)))
+    """From the quiz's Check callback: a first answer, kept as given with its verdict (in or out of
+    a class); the class gets it at the end of the run (flush)."""
+    firsts = st.session_state.setdefault(FIRSTS, {})
+    firsts.setdefault(f"{lesson_id}:{q.id}", [answer_text(response), bool(correct)])
 
 
-def _queue_progress() -> None:
-    """On joining: the answers already kept in this browser's progress go to the class too."""
-    from ui.persist import current  # persist hands membership to the browser: imported late, no cycle
-
-    progress = current()
-    banks = _banks()
-    queue = st.session_state.setdefault(QUEUE, [])
-    for lesson, answers in progress["results"].items():
-        for qid, correct in answers.items():
-            q = banks.get(lesson, {}).get(qid)
-            response = progress["responses"].get(f"{lesson}:{qid}")
-            if q is not None and response is not None:
-                queue.append(("answer", lesson, qid, answer_text(q, response), bool(correct)))
-
-
-def _banks() -> dict:
-    from lib.quiz import load_bank
-    from ui.core import lang
-
-    return {x.id: {q.id: q for q in load_bank(lang(), x.id)} for x in nav.LESSONS}
+def _queue_firsts() -> None:
+    """Hand the queue every first answer of this session's progress that this membership has not
+    sent yet: each with its own text and verdict as kept when given. A first answer whose text was
+    not kept (progress from a file, or from before texts were kept) goes with the answer in its box
+    when that has the first's verdict, else with no text (it counts, its text is unknown)."""
+    ss = st.session_state
+    if not member():
+        return
+    sent = ss.setdefault(SENT, set())
+    results = ss.get("quiz.results", {})
+    todo = [(lesson, qid, bool(correct)) for lesson, answers in results.items()
+            for qid, correct in answers.items() if f"{lesson}:{qid}" not in sent]
+    if not todo:
+        return
+    firsts = ss.get(FIRSTS, {})
+    queue = ss.setdefault(QUEUE, [])
+    for lesson, qid, correct in todo:
+        if len(queue) >= MAX_QUEUE:
+            return
+        kept = firsts.get(f"{lesson}:{qid}")
+        if kept is not None and bool(kept[1]) == correct:
+            answer = kept[0]
+        else:
+            shown = ss.get(f"quiz.{lesson}.{qid}.grade")
+            box = ss.get(f"quiz.{lesson}.{qid}.answer")
+            answer = answer_text(box) if shown is not None and shown.correct == correct and box is not None else ""
+        queue.append(("answer", lesson, qid, answer, correct))
+        sent.add(f"{lesson}:{qid}")
 
 
 def report_final(correct: int, total: int) -> None:
@@ -376,6 +438,7 @@ def report_final(correct: int, total: int) -> None:
 def _drain() -> None:
     """Send what the callbacks queued, in one transaction; kept for the next try when the database
     does not answer."""
+    _queue_firsts()
     mine = member()
     queue = st.session_state.get(QUEUE)
     if not mine or not queue:
@@ -388,8 +451,11 @@ def _drain() -> None:
 def flush() -> None:
     """In the sidebar's progress section, which a quiz answer reruns: send what is queued and, while
     the class does not receive this learner's answers, say so there (right after the answer)."""
+    was = member()
     _drain()
     mine = member()
+    if was and not mine:  # the class no longer knows this learner: the sidebar above says why
+        st.rerun(scope="app")
     if mine and (st.session_state.get(OFFLINE) or _class_state(mine["code"])[0] == "down"):
         st.warning(t("class.side.offline"))
 
@@ -397,21 +463,46 @@ def flush() -> None:
 # ------------------------------------------------------------------------- the browser's copy
 
 def to_keep() -> str:
-    """The membership as the browser keeps it ("" for none)."""
-    mine = member()
+    """The membership and the first answers as given, as the browser keeps them ("" for neither).
+
+    Example: '{"code":"K7QF3M","id":"Xy.s3","pseudonym":"Ada","firsts":{"numbers:q1":["4096",true]}}'
+    """
+    mine = dict(member() or {})
+    firsts = st.session_state.get(FIRSTS)
+    if firsts:
+        mine["firsts"] = firsts
     return json.dumps(mine, separators=(",", ":")) if mine else ""
 
 
+def _firsts_back(data: Mapping) -> None:
+    """The first answers the browser kept, merged under this session's: the browser's are older, so
+    theirs win (as lib.progress_code.merge lets the older verdict win). Malformed entries are dropped."""
+    kept = data.get("firsts")
+    if not isinstance(kept, Mapping):
+        return
+    back = {}
+    for key, value in list(kept.items())[:2000]:
+        if (isinstance(key, str) and len(key) <= 130 and key.count(":") == 1 and isinstance(value, list)
+                and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], bool)):
+            back[key] = [C.canonical_answer(value[0]) if value[0] else "", value[1]]
+    if back:
+        st.session_state[FIRSTS] = {**st.session_state.get(FIRSTS, {}), **back}
+
+
 def restore(raw: object) -> bool:
-    """The membership the browser kept, back into a new session (unless this session has its own);
-    True when it came back (the page then runs again, to show the class box and report the visit)."""
-    if member() or not isinstance(raw, str) or not raw:
+    """The membership the browser kept, back into a new session (unless this session has its own),
+    and the first answers kept with it; True when the membership came back (the page then runs
+    again, to show the class box and report the visit)."""
+    if not isinstance(raw, str) or not raw:
         return False
     try:
         data = json.loads(raw)
     except ValueError:
         return False
-    if not isinstance(data, Mapping) or not all(isinstance(data.get(k), (str, int)) for k in ("code", "id", "pseudonym")):
+    if not isinstance(data, Mapping):
+        return False
+    _firsts_back(data)
+    if member() or not all(isinstance(data.get(k), (str, int)) for k in ("code", "id", "pseudonym")):
         return False
     s = store()
     try:

@@ -4,9 +4,14 @@ Drawn at the top of the teachers' page. Everything that reads or changes a class
 class store with the teacher's secret (lib/classroom.py checks it); this session keeps the code and
 the secret (`class.teacher`) from the moment the class is started or the teacher link is opened.
 The dashboard is a fragment that reruns alone every few seconds, only while the page is open.
+A message for the teacher (a teacher link that is not valid, a class deleted from another tab, a
+database that did not answer) stays until the teacher acts: a rerun, such as the one that restores
+the browser's copy of the progress, does not take it away.
 
-Pseudonyms are what learners typed: they are shown only in tables (st.dataframe, st.table) and
-st.text, never as Markdown or HTML.
+Pseudonyms are what learners typed: they are shown only by elements that render neither Markdown
+nor HTML: st.dataframe (its cells are drawn as text; st.table would render Markdown in every cell,
+index and header included), st.text, and a select box's options. Never st.table, st.markdown, a
+message box or a label.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from ui.downloads import built_when_clicked
 REFRESH_SECONDS = 2.5
 ANONYMIZE = "class.anonymize"
 REMOVING = "class.removing"  # the pseudonym the teacher asked to remove, waiting for the confirmation
+PROBLEM = "class.teacher_problem"  # the label of a message for the teacher, shown until they act
 
 
 def _ping(s) -> bool:
@@ -41,11 +47,12 @@ def _ping(s) -> bool:
 def _on_start() -> None:
     """Callback: start a class with the name typed (optional)."""
     ss = st.session_state
+    ss.pop(PROBLEM, None)
     s = classroom.store()
     try:
         created = s.create_class(name=(ss.get("class.start_name") or "").strip() or None)
     except Exception:
-        ss["class.teacher_problem"] = "class.store_error"
+        ss[PROBLEM] = "class.store_error"
         return
     ss[TEACHER] = {"code": created.code, "secret": created.secret}
     ss["class.teacher_ok"] = created.code
@@ -56,20 +63,50 @@ def _on_forget() -> None:
     st.session_state.pop("class.teacher_ok", None)
 
 
+def _on_dismiss() -> None:
+    st.session_state.pop(PROBLEM, None)
+
+
 def _act(method: str, *args) -> None:
     """Callback: one teacher action on the class (pacing, joining, delete)."""
     ss = st.session_state
+    ss.pop(PROBLEM, None)
     me = ss.get(TEACHER) or {}
     try:
         getattr(classroom.store(), method)(me.get("code"), me.get("secret"), *args)
+    except C.NotTeacher:  # the class was deleted meanwhile (another tab) or has expired
+        _on_forget()
+        ss[PROBLEM] = "class.teacher_gone"
+        return
     except Exception:
-        ss["class.teacher_problem"] = "class.store_error"
+        ss[PROBLEM] = "class.store_error"
         return
     classroom._class_state.clear()  # this session sees its own change at once
     if method == "delete_class":
         _on_forget()
-        ss["class.teacher_problem"] = "class.deleted"
+        ss[PROBLEM] = "class.deleted"
     ss.pop("class.confirm_delete", None)
+
+
+def _lead(lesson: str) -> None:
+    """Callback: lead the class to `lesson`; a lesson the class cannot open yet is opened first
+    (up to it), and the teacher is told so: a banner pointing to a shut lesson would lead nowhere."""
+    ss = st.session_state
+    me = ss.get(TEACHER) or {}
+    try:
+        pace = classroom.store().pacing(me.get("code"))
+    except Exception:
+        pace = None
+    order = classroom.ORDER
+    shut = (pace is not None and pace.open_upto in order and lesson in order
+            and order.index(lesson) > order.index(pace.open_upto))
+    if shut:
+        _act("set_open_upto", lesson)
+        if ss.get(PROBLEM):
+            return
+    _act("set_lead", lesson)
+    if shut and not ss.get(PROBLEM):
+        ss["class.pace.note"] = lesson
 
 
 def _teacher() -> dict | None:
@@ -84,7 +121,7 @@ def _teacher() -> dict | None:
         except Exception:
             ok = False
         if not ok:
-            st.error(t("class.bad_key"))
+            ss[PROBLEM] = "class.bad_key"  # shown by render until the teacher acts
             _on_forget()
             return None
         ss["class.teacher_ok"] = me["code"]
@@ -99,21 +136,25 @@ def render(root: str) -> None:
     if s is None or not _ping(s):
         st.error(t("class.unreachable"))
         return
-    problem = ss.pop("class.teacher_problem", None)
-    if problem:
-        (st.success if problem == "class.deleted" else st.error)(t(problem))
     me = _teacher()
+    info = None
+    if me is not None:
+        info = s.class_info(me["code"])
+        if info is None:  # deleted from another tab, or expired, since this page checked the link
+            _on_forget()
+            ss[PROBLEM] = "class.teacher_gone"
+            me = None
+    problem = ss.get(PROBLEM)
+    if problem:
+        with st.container(key="class.teacher_notice"):
+            (st.success if problem == "class.deleted" else st.error)(t(problem))
+            st.button(t("class.notice.close"), key="class.teacher_notice_close", on_click=_on_dismiss)
     if me is None:
         st.markdown(t("class.start.intro"))
         with st.form("class.start_form", border=False):
             st.text_input(t("class.start.name"), key="class.start_name", max_chars=60,
                           placeholder=t("class.start.name_placeholder"))
             st.form_submit_button(t("class.start.button"), on_click=_on_start, type="primary")
-        return
-    info = s.class_info(me["code"])
-    if info is None:
-        st.error(t("class.bad_key"))
-        _on_forget()
         return
     _handout(root, info, me)
     st.fragment(run_every=REFRESH_SECONDS)(_live)(me["code"], me["secret"])
@@ -153,6 +194,10 @@ def _live(code: str, secret: str) -> None:
     s = classroom.store()
     try:
         board = s.dashboard(code, secret)
+    except C.NotTeacher:  # deleted from another tab, or expired: the whole page says so
+        _on_forget()
+        st.session_state[PROBLEM] = "class.teacher_gone"
+        st.rerun(scope="app")
     except Exception:
         st.error(t("class.unreachable"))
         return
@@ -177,24 +222,27 @@ def _board(board, anonymize: bool) -> None:
             t("class.dash.col.final")]
     rows = B.titled(B.grid(board, order[:-1], anonymize, t("class.dash.learner_n"), t("class.dash.visited")),
                     title, column=1)
-    st.table(pd.DataFrame(rows, columns=cols).set_index(cols[0]))  # an HTML table: text, escaped, readable on a projector
+    # st.dataframe draws its cells as text: a pseudonym such as "![p](http://host/p.png)" stays those
+    # characters (st.table would fetch the image, make a link, colour text or set a formula).
+    st.dataframe(pd.DataFrame(rows, columns=cols), hide_index=True, key="class.grid",
+                 column_config={cols[0]: st.column_config.TextColumn(pinned=True)})
     left, right = st.columns([1, 2])
     with left:
         st.markdown(f"**{t('class.dash.now')}**")
         here = B.titled(B.on_lesson(board, order), title)
-        st.table(pd.DataFrame(here, columns=[t("class.dash.col.lesson"), t("class.dash.col.count")])
-                 .set_index(t("class.dash.col.lesson")))
+        st.dataframe(pd.DataFrame(here, columns=[t("class.dash.col.lesson"), t("class.dash.col.count")]),
+                     hide_index=True, key="class.here")
     questions = _questions()
     q_cols = [t("class.dash.col.lesson"), t("class.dash.col.question"), t("class.dash.col.answers"),
               t("class.dash.col.right"), t("class.dash.col.answer")]
     pct = st.column_config.ProgressColumn(q_cols[3], format="percent", min_value=0.0, max_value=1.0)
     with right:
         st.markdown(f"**{t('class.dash.missed')}**")
-        missed = B.titled(B.question_rows(board.most_wrong, questions), title)
+        missed = B.titled(B.question_rows(board.most_wrong, questions, unknown=t("class.dash.unknown_answer")), title)
         st.dataframe(pd.DataFrame(missed, columns=q_cols), hide_index=True, key="class.missed",
                      column_config={q_cols[3]: pct})
     st.markdown(f"**{t('class.dash.questions')}**")
-    every = B.titled(B.question_rows(board.questions, questions), title)
+    every = B.titled(B.question_rows(board.questions, questions, unknown=t("class.dash.unknown_answer")), title)
     if every:
         st.dataframe(pd.DataFrame(every, columns=q_cols), hide_index=True, key="class.questions",
                      column_config={q_cols[3]: pct})
@@ -261,7 +309,10 @@ def _pacing(me: dict) -> None:
     c1, c2 = st.columns(2)
     with c1:
         lead = st.selectbox(t("class.pace.lesson"), options, format_func=lambda x: names.get(x, x), key="class.lead_choice")
-        st.button(t("class.pace.lead"), key="class.lead", on_click=_act, args=("set_lead", lead))
+        st.button(t("class.pace.lead"), key="class.lead", on_click=_lead, args=(lead,))
+        opened = st.session_state.pop("class.pace.note", None)
+        if opened:
+            st.info(t("class.pace.lead_opened", title=title(opened)))
         if pace.lead_lesson:
             st.info(t("class.pace.leading", title=title(pace.lead_lesson)))
             st.button(t("class.pace.unlead"), key="class.unlead", on_click=_act, args=("set_lead", None))
@@ -278,14 +329,20 @@ def _pacing(me: dict) -> None:
               on_change=lambda: _act("set_joining", bool(st.session_state.get("class.joining"))))
 
 
+def _csv(code: str, secret: str) -> bytes:
+    """The class's CSV as UTF-8 with a byte order mark: without it Excel reads the file in the
+    machine's legacy code page and garbles accents, emoji and Arabic pseudonyms."""
+    return classroom.store().export_csv(code, secret).encode("utf-8-sig")
+
+
 def _export(me: dict) -> None:
     """The results as CSV (built when clicked), and deleting the class after a confirmation."""
     ss = st.session_state
     st.subheader(t("class.export.header"))
     code, secret = me["code"], me["secret"]
     st.download_button(t("class.export.csv"), file_name=f"class-{code}.csv", mime="text/csv", key="class.export",
-                       data=built_when_clicked(lambda: classroom.store().export_csv(code, secret), "text/csv",
-                                               f"class-{code}.csv"), on_click="ignore")
+                       data=built_when_clicked(lambda: _csv(code, secret), "text/csv", f"class-{code}.csv"),
+                       on_click="ignore")
     if not ss.get("class.confirm_delete"):
         st.button(t("class.delete"), key="class.delete",
                   on_click=lambda: ss.__setitem__("class.confirm_delete", True))
