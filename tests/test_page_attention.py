@@ -65,7 +65,7 @@ def test_page_shows_the_live_heads_in_both_languages(lang, real, example):
             "attention.unmasked_chart", "attention.scaling_chart", "attention.cost_chart",
             "attention.memory_chart", "attention.flash_chart"} <= keys
     assert any(s.value.startswith(prefix(labels["attention.gqa.shared"])) for s in at.success)
-    assert "self_attn.o_proj" in body
+    assert prefix(labels["attention.step.proj_module"]) in body  # the projection named in the course's words
 
 
 def test_formula_builds_only_the_open_tab_and_each_tab_opens(real, example):

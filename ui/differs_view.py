@@ -138,8 +138,9 @@ def block_section(lm: LoadedModel) -> None:
         return
     st.header(t("differs.block.header"))
     block = lm.adapter.blocks(lm.model)[0]
-    # The block's modules in the order they run (lib.block.block_steps), not the order the code declares them.
-    order = [s.module.rsplit("{l}.", 1)[-1] if s.kind != "add" else "+" for s in block_steps(lm, 1)[1:-2]]
+    # The block's steps in the order they run (lib.block.block_steps), not the order the code declares
+    # them, in the course's words (the modules' names are the code's).
+    order = [t(f"block.step.{s.kind}") if s.kind != "add" else "+" for s in block_steps(lm, 1)[1:-2]]
     st.markdown(t("differs.block.text", norms=num(arch.norms_per_block), act=arch.activation,
                   qk=t("yes") if arch.qk_norm else t("no")))
     attn = lm.adapter.attention(block)
