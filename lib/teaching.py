@@ -1,39 +1,58 @@
 """What a teacher needs before a class: time per lesson, machines per class, links to hand out.
 
-`lesson_minutes` estimates a lesson's time from its own prose and quiz (reading at a study pace,
-a minute per question, a few minutes at the live controls). `sizing` turns a class size into
-cores, replicas and memory from the load driver's measurements (README, "Learners per replica,
-measured" and "Memory of one replica, measured"). `app_root` and `class_link` build the links a
-teacher copies, from the address the teacher's own browser used.
+`lesson_minutes` estimates a lesson's time from the words its page shows with the default model
+(counted from the rendered page by a test, kept in `assets/lessons/shown_words.json`), a minute per
+question and a few minutes at the live controls. `sizing` turns a class size into machines, cores,
+replicas and memory, derived from one named measurement (`CLASS_RUN`: the latest class run of the
+load driver written up in docs/server-cpu.md; a test checks it is still the latest there) and the
+memory of a replica with both built-in models (`BOTH_MODELS_RUN`). `app_root` and `class_link` build
+the links a teacher copies, from the address the teacher's own browser used.
 
-Deliberately left out: anything Streamlit (ui/teachers_view.py draws the page) and deployment
-itself (deploy/ and the README).
+Deliberately left out: anything Streamlit (pages/98_teachers.py draws the page) and deployment
+itself (deploy/ and docs/deploy.md, where the reservations of a cluster are set).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import urllib.parse
 from dataclasses import dataclass
+from pathlib import Path
 
 WORDS_PER_MINUTE = 150  # reading to learn, not skimming
 MINUTES_PER_QUESTION = 1.0
 MINUTES_LIVE = 5  # the sliders, the text box, the charts
-
-# Measured by scripts/load_driver.py (README, "Learners per replica, measured", 2026-12-03): ten
-# learners at a reading pace on one 2-core machine with two replicas kept slider moves and quiz
-# answers under 2 s at p95; a third replica on two cores added nothing. Hence one replica per
-# core and five learners per core. Memory: one replica peaked at 1.59 GB with ten learners on
-# SmolLM2; with Gemma 3 270M also loaded, a replica peaked at 3.10 GB (scripts/bench_memory.py --both).
-LEARNERS_PER_CORE = 5
-GB_PER_REPLICA = 1.6
-GB_PER_REPLICA_GEMMA = 3.1
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", ""})
+SHOWN_WORDS = Path(__file__).resolve().parent.parent / "assets" / "lessons" / "shown_words.json"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One measurement the sizing rule is derived from, with where it is written up."""
+
+    when: str  # the date and the UTC hours of the run, as its write-up gives them
+    script: str  # the command that measured it
+    doc: str  # the file that reports it
+    learners: int  # learners at a reading pace (5-15 s between inputs)
+    cores: int  # of the one machine
+    replicas: int
+    peak_gb: float  # resident memory of all replicas together, at its peak
+
+
+# The latest class run (docs/server-cpu.md, "Latest"): thirty learners at a reading pace on one 2-core
+# machine with two replicas behind nginx, every action's p95 within its goal, 0 failures; peak RSS of
+# the two replicas and their lens processes 3.44-3.46 GB over three runs.
+CLASS_RUN = Run(when="2026-12-05, 20:44-21:03 UTC", script="scripts/load_driver.py --learners 30 --think 5 15 "
+                "--replicas 2 --nginx", doc="docs/server-cpu.md", learners=30, cores=2, replicas=2, peak_gb=3.46)
+# One replica with both built-in models resident (docs/classroom.md, "Memory of the server's caches").
+BOTH_MODELS_RUN = Run(when="2026-12-04, 19:53 UTC", script="scripts/bench_memory.py --both", doc="docs/classroom.md",
+                      learners=0, cores=2, replicas=1, peak_gb=3.13)
 
 
 def word_count(markdown: str) -> int:
-    """Words a learner reads in a lesson's Markdown (comments and formulas left out).
+    """Words a learner reads in a text (comments and formulas left out).
 
     Example: word_count("Il gatto $x^2$ dorme. <!-- section: a -->") -> 3
     """
@@ -42,34 +61,62 @@ def word_count(markdown: str) -> int:
     return len(re.findall(r"\w+", text))
 
 
-def lesson_minutes(words: int, questions: int) -> int:
-    """Suggested minutes for a lesson: reading, the quiz and the live part, up to a multiple of 5.
+def shown_words(lang: str) -> dict[str, int]:
+    """Words each page shows with the default model, by page id (lessons, "compare", "final"),
+    counted from the rendered pages (tests/test_teaching_counts.py writes and checks them).
+
+    Example: shown_words("it")["numbers"] -> about 1,700
+    """
+    return dict(json.loads(SHOWN_WORDS.read_text(encoding="utf-8"))[lang])
+
+
+def lesson_minutes(words: int, questions: int, live: float = MINUTES_LIVE) -> int:
+    """Suggested minutes for a page: reading, the quiz and the live part, up to a multiple of 5
+    (`live` 0 for a page with no live controls, such as the final quiz).
 
     Example: lesson_minutes(1500, 10) -> 25   (10 min reading + 10 min quiz + 5 min live)
     """
-    raw = words / WORDS_PER_MINUTE + questions * MINUTES_PER_QUESTION + MINUTES_LIVE
+    raw = words / WORDS_PER_MINUTE + questions * MINUTES_PER_QUESTION + live
     return int(5 * math.ceil(raw / 5))
 
 
 @dataclass(frozen=True)
 class Sizing:
     learners: int
+    machines: int  # machines like the measured one
     cores: int
     replicas: int
-    memory_gb: float  # SmolLM2 only
-    memory_gb_gemma: float  # when learners may switch to Gemma 3 270M
+    memory_gb: float  # SmolLM2 only: the measured class peak per machine
+    memory_gb_gemma: float  # when learners may switch to Gemma 3 270M: both models in every replica
 
 
-def sizing(learners: int) -> Sizing:
-    """Cores, replicas (one per core) and memory for a class of `learners`, at a reading pace.
+def learners_per_machine(run: Run = CLASS_RUN) -> int:
+    """Learners one machine like the measured one held at a reading pace.
 
-    Example: sizing(30) -> Sizing(learners=30, cores=6, replicas=6, memory_gb=9.6, memory_gb_gemma=18.6)
+    Example: learners_per_machine() -> 30
+    """
+    return run.learners
+
+
+def gb_per_replica(run: Run = CLASS_RUN) -> float:
+    """A replica's share of a run's peak memory.
+
+    Example: gb_per_replica() -> 1.73
+    """
+    return run.peak_gb / run.replicas
+
+
+def sizing(learners: int, run: Run = CLASS_RUN, both: Run = BOTH_MODELS_RUN) -> Sizing:
+    """Machines like the measured one (its cores and replicas each) for a class of `learners`.
+
+    Example: sizing(30) -> Sizing(learners=30, machines=1, cores=2, replicas=2, memory_gb=3.5, memory_gb_gemma=6.3)
     """
     if learners < 1:
         raise ValueError("a class has at least one learner")
-    cores = max(2, 2 * math.ceil(learners / (2 * LEARNERS_PER_CORE)))  # machines come in pairs of cores
-    replicas = cores
-    return Sizing(learners, cores, replicas, round(replicas * GB_PER_REPLICA, 1), round(replicas * GB_PER_REPLICA_GEMMA, 1))
+    machines = math.ceil(learners / run.learners)
+    replicas = machines * run.replicas
+    gemma = replicas * max(both.peak_gb / both.replicas, gb_per_replica(run))
+    return Sizing(learners, machines, machines * run.cores, replicas, round(machines * run.peak_gb, 1), round(gemma, 1))
 
 
 def app_root(url: str, page_paths: set[str]) -> str:

@@ -8,7 +8,6 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 import pandas as pd
 import streamlit as st
 
-from lib import i18n
 from lib import teaching as T
 from lib.quiz import load_bank
 from ui import classroom_view, core, lesson, nav
@@ -29,26 +28,36 @@ if T.is_local(root):
     st.warning(t("teachers.local", root=root))
 lesson.show(text, "links", root=root)
 rows, links = [], []
+shown = T.shown_words(language)  # the words each page shows with the default model
 for i, x in enumerate(nav.LESSONS):
-    words = T.word_count("\n".join(i18n.lesson(language, x.id).values()))
+    words = shown["words"][x.id]
     questions = len(load_bank(language, x.id))
     minutes = T.lesson_minutes(words, questions)
     link = T.class_link(root, "" if i == 0 else x.id, language)
     title = t(f"lesson.{x.id}.title")
     rows.append((f"{x.icon} {title}", minutes, words, questions, link))
     links.append(f"{i + 1}. {title} ({num(minutes)} min): {link}")
+for x, title, questions, live in ((nav.COMPARE, t("compare.title"), 0, T.MINUTES_LIVE),
+                                  (nav.FINAL, t("final.title"), shown["final_questions"], 0)):
+    words = shown["words"][x.id]
+    rows.append((f"{x.icon} {title}", T.lesson_minutes(words, questions, live), words, questions,
+                 T.class_link(root, x.id, language)))
 st.code("\n".join(links), language=None, wrap_lines=True)
 
 st.header(t("teachers.durations.header"))
-lesson.show(text, "durations", wpm=num(T.WORDS_PER_MINUTE), live=num(T.MINUTES_LIVE))
+lesson.show(text, "durations", wpm=num(T.WORDS_PER_MINUTE), live=num(T.MINUTES_LIVE),
+            final_n=num(shown["final_questions"]))
 cols = [t(f"teachers.col.{k}") for k in ("lesson", "minutes", "words", "questions", "link")]
 st.dataframe(pd.DataFrame(rows, columns=cols), hide_index=True, key="teachers.durations",
              column_config={cols[4]: st.column_config.LinkColumn(cols[4])})
-st.caption(t("teachers.total", minutes=num(sum(r[1] for r in rows)), n=num(len(rows))))
+st.caption(t("teachers.total", minutes=num(sum(r[1] for r in rows)), n=num(len(nav.LESSONS)),
+             final_n=num(shown["final_questions"])))
 
 st.header(t("teachers.sizing.header"))
-lesson.show(text, "sizing", per_core=num(T.LEARNERS_PER_CORE), gb=num(T.GB_PER_REPLICA),
-            gb_gemma=num(T.GB_PER_REPLICA_GEMMA))
+run, both = T.CLASS_RUN, T.BOTH_MODELS_RUN
+lesson.show(text, "sizing", when=run.when, learners=num(run.learners), cores=num(run.cores), replicas=num(run.replicas),
+            peak=num(run.peak_gb), per_replica=num(T.gb_per_replica(run), 1), script=run.script, doc=run.doc,
+            gb_gemma=num(both.peak_gb), both_when=both.when, both_script=both.script, both_doc=both.doc)
 sizes = [T.sizing(n) for n in (5, 10, 20, 30, 60)]
 st.table(pd.DataFrame([(num(s.learners), num(s.cores), num(s.replicas), num(s.memory_gb), num(s.memory_gb_gemma))
                        for s in sizes],

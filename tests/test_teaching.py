@@ -18,23 +18,12 @@ def test_lesson_minutes_add_reading_quiz_and_live_part_in_steps_of_five():
     assert T.lesson_minutes(0, 0) == 5
     assert T.lesson_minutes(1500, 10) == 25  # 10 + 10 + 5
     assert T.lesson_minutes(1501, 10) == 30
+    assert T.lesson_minutes(0, 24, live=0) == 25  # the final quiz: no live part
     for lang in i18n.LANGS:  # every real lesson: a sensible class time
         for lesson in ("numbers", "attention", "kvcache"):
             words = T.word_count("\n".join(i18n.lesson(lang, lesson).values()))
             minutes = T.lesson_minutes(words, len(load_bank(lang, lesson)))
             assert 15 <= minutes <= 60 and minutes % 5 == 0, (lang, lesson, words, minutes)
-
-
-def test_sizing_follows_the_measured_rule():
-    # Ten learners on one 2-core machine with two replicas was the measured case.
-    assert T.sizing(10) == T.Sizing(10, 2, 2, round(2 * T.GB_PER_REPLICA, 1), round(2 * T.GB_PER_REPLICA_GEMMA, 1))
-    thirty = T.sizing(30)
-    assert thirty.cores == thirty.replicas == 6 and thirty.memory_gb < thirty.memory_gb_gemma
-    sizes = [T.sizing(n) for n in range(1, 80)]
-    assert all(a.cores <= b.cores for a, b in zip(sizes, sizes[1:]))
-    assert all(s.learners <= s.cores * T.LEARNERS_PER_CORE and s.cores % 2 == 0 for s in sizes)
-    with pytest.raises(ValueError):
-        T.sizing(0)
 
 
 @pytest.mark.parametrize("url, root", [
