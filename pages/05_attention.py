@@ -11,7 +11,7 @@ from lib import attention as att
 from lib.bertviz_view import SIZE_TOKENS, weights_bytes
 from lib.capture import DEFAULT_MAX_TOKENS
 from ui import attention_view as view
-from ui import core, differs_view, follow, lesson, nav, quiz_widget
+from ui import core, differs_view, follow, lesson, nav, quiz_widget, views
 from ui.core import num, t
 
 text = lesson.sections("attention")
@@ -32,19 +32,13 @@ model_mark = follow.inputs_mark(core.model_name())  # sections below that read o
 
 @st.fragment(key=view.LIVE_SECTION)
 def live() -> None:
-    """The sliders and the chosen head: a move reruns this section alone; the sections below that
+    """The chosen head, drawn in the browser (static/views/attention.js): a head move runs nothing
+    here; a layer the browser has not been sent reruns this section alone. The sections below that
     draw the head follow it when the learner reaches them (ui/follow.py)."""
-    layer, head = view.choose_head(cap.n_layers, cap.n_heads)
-    follow.publish({"attention.layer": str(layer), "attention.head": f"{layer}:{head}"}, key="attention.chosen")
-    scale = att.module_scale(lm, layer)
-    steps = view.steps_of(cap, layer, head, scale)
-    scores = view.head_patterns(cap, layer, head)
-    left, right = st.columns([3, 2])
-    with left:
-        view.head_heatmap(cap, steps, layer, head)
-    with right:
-        view.describe(cap, scores, layer, head)
-        lesson.show(text, "patterns")
+    layer, head = view.chosen_head(cap.n_layers, cap.n_heads)
+    view.heatmap_cut(cap)
+    views.view("attention", view.LAYER_KEY, view.live_data(cap, layer, head), on_layer_change=view.take_layer)
+    lesson.show(text, "patterns")
 
 
 @st.fragment(key="attention.overview_section")
@@ -67,14 +61,16 @@ def bertviz() -> None:
                 megabytes=num(weights_bytes(info.n_layers, info.n_heads, SIZE_TOKENS) / 1e6, 0))
     # On demand: its page reloads at each layer move (two thirds of a layer move in the browser).
     if st.toggle(t("attention.bertviz.show"), key="attention.bertviz_on", help=t("attention.bertviz.show_help")):
-        with follow.following("attention.layer", str(layer), key="attention.bertviz_box"):
+        with follow.following("attention.layer", str(layer), key="attention.bertviz_box",
+                              on_stale=lambda: view.set_chosen(follow.stale_value("attention.bertviz_box"))):
             view.bertviz_section(core.model_name(), cap, layer)
 
 
 @st.fragment(key="attention.formula")
 def formula() -> None:
     layer, head, scale = view.selected(lm, cap)
-    with follow.when_reached("attention.formula_box", mark, "attention.head", f"{layer}:{head}") as now:
+    with follow.when_reached("attention.formula_box", mark, "attention.head", f"{layer}:{head}",
+                             on_value=view.set_chosen) as now:
         if not now:
             return
         steps = view.steps_of(cap, layer, head, scale)
@@ -87,7 +83,8 @@ def formula() -> None:
 @st.fragment(key="attention.mask")
 def mask() -> None:
     layer, head, scale = view.selected(lm, cap)
-    with follow.when_reached("attention.mask_box", mark, "attention.head", f"{layer}:{head}") as now:
+    with follow.when_reached("attention.mask_box", mark, "attention.head", f"{layer}:{head}",
+                             on_value=view.set_chosen) as now:
         if not now:
             return
         view.mask_section(cap, scale, layer, head)
@@ -96,7 +93,8 @@ def mask() -> None:
 @st.fragment(key="attention.flash")
 def flash() -> None:
     layer, head, scale = view.selected(lm, cap)
-    with follow.when_reached("attention.flash_box", mark, "attention.head", f"{layer}:{head}") as now:
+    with follow.when_reached("attention.flash_box", mark, "attention.head", f"{layer}:{head}",
+                             on_value=view.set_chosen) as now:
         if not now:
             return
         view.flash_section(core.model_name(), cap, layer, head, view.steps_of(cap, layer, head, scale).out)

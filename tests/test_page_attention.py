@@ -17,7 +17,8 @@ from lib.bertviz_view import as_document, head_view_html
 from lib.capture import run_capture
 from lib.quiz import load_bank
 from ui import attention_view as view
-from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model, chart_keys
+from lib.payload import unpack_u16
+from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model, chart_keys, view_data
 
 PAGE = "pages/05_attention.py"
 LONG_TEXT = "parola " * 7200  # the same text as tests/test_pages.py: one cached 512-token capture
@@ -26,6 +27,39 @@ XSS = "Il gatto <img src=x onerror=alert(1)> dorme"
 
 def arr(value) -> np.ndarray:
     return plotly_array(value, object)
+
+
+def heads(at) -> dict | None:
+    """What the chosen layer's browser view was sent (static/views/attention.js draws the head)."""
+    return view_data(at, "attention.view")
+
+
+def chosen(at) -> tuple[int, int]:
+    data = heads(at)
+    return data["chosen"]["layer"], data["chosen"]["head"]
+
+
+def heat(at) -> np.ndarray:
+    """The chosen head's heatmap as the view draws it: its weights, NaN where the mask hides."""
+    data = heads(at)
+    n, head = data["n"], data["chosen"]["head"]
+    w = unpack_u16(data["weights"]).reshape(data["n_heads"], n, n)[head]
+    return np.where(np.array(data["mask"], dtype=bool).reshape(n, n), w, np.nan)
+
+
+def title(at) -> str:
+    data = heads(at)
+    return data["heads"][data["chosen"]["head"]]["title"]
+
+
+def choose(at, layer: int | None = None, head: int | None = None) -> None:
+    """What the view's layer trigger and the head's followers set on the server (ui/attention_view.py
+    set_chosen), then a run: AppTest cannot move a browser view's slider (tests/e2e does)."""
+    if layer is not None:
+        at.session_state["attention.layer"] = layer
+    if head is not None:
+        at.session_state["attention.head"] = head
+    at.run()
 
 
 @pytest.fixture(scope="module")
@@ -45,11 +79,21 @@ def test_page_shows_the_live_heads_in_both_languages(lang, real, example):
     assert i18n.placeholders(body) == set()  # every {name} was filled
     # The heatmap is the model's own attention for the selected head (oracle: a fresh capture).
     cap = example
-    layer, head = at.slider(key="attention.layer").value, at.slider(key="attention.head").value
+    layer, head = chosen(at)
     assert (layer, head) == (real.info.n_layers // 2, 0)
-    z = arr(chart(at, "attention.heatmap")["data"][0]["z"]).astype(np.float64)
+    z = heat(at)
     expected = np.where(np.tril(np.ones_like(z, dtype=bool)), cap.attention(layer, head), np.nan)
-    np.testing.assert_allclose(z, expected, atol=1e-6)
+    np.testing.assert_allclose(z, expected, atol=heads(at)["weights"]["scale"])
+    # Every head of the layer is sent once: each one the model's own weights, described in words.
+    data = heads(at)
+    every = unpack_u16(data["weights"]).reshape(data["n_heads"], data["n"], data["n"])
+    np.testing.assert_allclose(every, cap.attn_layer(layer), atol=data["weights"]["scale"])
+    scores = att.pattern_scores(cap.attn_layer(layer), cap.token_ids, att.word_ids(cap.text, cap.offsets))
+    for h, said in enumerate(data["heads"]):
+        best = att.strongest_pattern({k: float(v[h]) for k, v in scores.items()})
+        assert (best is not None) == said["clear"]
+        if best is not None:
+            assert said["said"] == i18n.fill(labels[f"attention.pattern.is.{best}"], share=str(round(100 * scores[best][h])))
     # The page's own check: its recomputation equals the model's weights to 1e-4.
     check = next(s.value for s in at.success if s.value.startswith(prefix(labels["attention.check"])))
     assert float(re.search(r"([0-9.]+e[-+][0-9]+)", check).group(1)) < 1e-4
@@ -61,7 +105,7 @@ def test_page_shows_the_live_heads_in_both_languages(lang, real, example):
     assert len(at.tabs) >= 7
     assert len(at.get("iframe")) == 0
     keys = set(chart_keys(at))
-    assert {"attention.heatmap", "attention.overview", "attention.gqa_chart", "attention.mask_chart",
+    assert {"attention.overview", "attention.gqa_chart", "attention.mask_chart",
             "attention.unmasked_chart", "attention.scaling_chart", "attention.cost_chart",
             "attention.memory_chart", "attention.flash_chart"} <= keys
     assert any(s.value.startswith(prefix(labels["attention.gqa.shared"])) for s in at.success)
@@ -74,7 +118,7 @@ def test_formula_builds_only_the_open_tab_and_each_tab_opens(real, example):
 
     at = start("en", PAGE, text=i18n.ui("en")["text.example"])
     labels = i18n.ui("en")
-    layer, head = at.slider(key="attention.layer").value, at.slider(key="attention.head").value
+    layer, head = chosen(at)
     n = min(example.n_tokens, 6)  # STEP_TOKENS
     rows = [f"{i}·{tok}" for i, tok in enumerate(example.tokens[:n])]
 
@@ -130,14 +174,11 @@ def test_view_widgets_never_run_the_model(monkeypatch):
         raise AssertionError("a view widget ran the model")
 
     monkeypatch.setattr(ui.cache, "run_capture", no_model)
-    at.slider(key="attention.layer").set_value(3)
-    at.slider(key="attention.head").set_value(7)
     at.select_slider(key="attention.block").set_value(2)
     at.select_slider(key="attention.dh").set_value(1024)
-    at.run()
+    choose(at, 3, 7)
     assert not at.exception, at.exception
-    assert chart(at, "attention.heatmap")["layout"]["title"]["text"].replace("<br>", " ") == i18n.fill(
-        i18n.ui("en")["attention.heatmap_title"], layer="3", head="7")
+    assert title(at) == i18n.fill(i18n.ui("en")["attention.heatmap_title"], layer="3", head="7")
     at.slider(key="attention.step").set_value(at.slider(key="attention.step").max)
     at.run()
     assert not at.exception, at.exception
@@ -160,15 +201,15 @@ def test_bad_text_gets_a_message_not_a_traceback(lang, text, expect):
         assert chart(at, key) is not None, key
     if expect == "text.empty":
         assert any(x.value == labels["text.empty"] for x in at.info)
-        assert chart(at, "attention.heatmap") is None and len(at.get("iframe")) == 0
+        assert heads(at) is None and len(at.get("iframe")) == 0
         return
     # bertviz too, once opened (its head view; the model view is built when its tab opens).
     at.toggle(key="attention.bertviz_on").set_value(True)
     at.run()
     assert not at.exception, at.exception
-    assert chart(at, "attention.heatmap") is not None and len(at.get("iframe")) == 1
+    assert heads(at) is not None and len(at.get("iframe")) == 1
     if expect == "attention.pattern.one_token":
-        assert any(x.value == labels[expect] for x in at.info)
+        assert all(h["said"] == labels[expect] for h in heads(at)["heads"])
         assert any(x.value == labels["attention.unmasked.one_token"] for x in at.info)
     elif expect == "text.truncated":
         assert any(prefix(labels["text.truncated"]) in x.value for x in at.warning)
@@ -176,29 +217,24 @@ def test_bad_text_gets_a_message_not_a_traceback(lang, text, expect):
         for key in ("attention.heatmap_cut", "attention.overview_cut"):
             assert any(prefix(labels[key]) in c for c in captions), key
         # What is drawn is capped; the page says so and keeps the labels readable.
-        z = arr(chart(at, "attention.heatmap")["data"][0]["z"])
-        assert z.shape == (64, 64)
-        assert len(chart(at, "attention.heatmap")["layout"]["xaxis"]["ticktext"]) == 64
+        assert heat(at).shape == (64, 64)
+        assert len(heads(at)["ticks"]) == len(heads(at)["tokens"]) == 64
 
 
 def test_token_text_is_escaped_in_the_charts():
     at = start("en", PAGE, text=XSS)
-    ticks = " ".join(chart(at, "attention.heatmap")["layout"]["xaxis"]["ticktext"])
+    ticks = " ".join(heads(at)["ticks"])
     assert "&lt;" in ticks and "<img" not in ticks and "<" not in ticks.replace("&lt;", "")
 
 
 def test_out_of_range_layer_and_head_are_clamped_with_a_notice(tiny_llama, monkeypatch):
     at = start("it", PAGE)
-    at.slider(key="attention.layer").set_value(29)
-    at.slider(key="attention.head").set_value(8)
-    at.run()  # the sliders rerun the head's sections only: AppTest then holds those fragments alone
-    at.run()  # so a full run brings back the sidebar, whose model box is used next
+    choose(at, 29, 8)
     switch_model(at, tiny_llama, "tests/tiny-llama", monkeypatch)
     labels = i18n.ui("it")
     assert any(prefix(labels["attention.clamped"]) in w.value for w in at.warning)
-    assert at.slider(key="attention.layer").value == tiny_llama.info.n_layers - 1
-    assert at.slider(key="attention.head").value == tiny_llama.info.n_heads - 1
-    assert chart(at, "attention.heatmap") is not None
+    assert chosen(at) == (tiny_llama.info.n_layers - 1, tiny_llama.info.n_heads - 1)
+    assert heads(at)["n_layers"] == tiny_llama.info.n_layers
 
 
 def test_gpt2_family_has_no_gqa_and_uses_c_proj(tiny_gpt2, monkeypatch):
@@ -233,7 +269,7 @@ def test_bertviz_opens_on_demand_and_builds_only_the_open_view(real, example):
     them, and then only the view in the open tab is built and sent."""
     at = start("en", PAGE)
     labels = i18n.ui("en")
-    layer = at.slider(key="attention.layer").value
+    layer = chosen(at)[0]
     assert at.toggle(key="attention.bertviz_on").value is False and len(at.get("iframe")) == 0
     at.toggle(key="attention.bertviz_on").set_value(True)
     at.run()
@@ -267,12 +303,10 @@ def test_a_new_layer_redraws_every_section_that_draws_the_head(real, example, be
     if bertviz_open:
         at.toggle(key="attention.bertviz_on").set_value(True)
         at.run()
-    assert at.slider(key="attention.layer").value != 3
-    at.slider(key="attention.layer").set_value(3)
-    at.run()
+    assert chosen(at)[0] != 3
+    choose(at, 3)
     assert not at.exception, at.exception
-    assert chart(at, "attention.heatmap")["layout"]["title"]["text"].replace("<br>", " ") == i18n.fill(
-        labels["attention.heatmap_title"], layer="3", head="0")
+    assert title(at) == i18n.fill(labels["attention.heatmap_title"], layer="3", head="0")
     assert chart(at, "attention.unmasked_chart")["layout"]["title"]["text"].replace("<br>", " ") == i18n.fill(
         labels["attention.unmasked.title"], layer="3", head="0")
     body = page_text(at)
@@ -298,13 +332,11 @@ def test_a_new_head_redraws_the_head_sections_and_leaves_bertviz_as_it_was(real)
     labels = i18n.ui("en")
     at.toggle(key="attention.bertviz_on").set_value(True)
     at.run()
-    layer = at.slider(key="attention.layer").value
+    layer = chosen(at)[0]
     (before,) = at.get("iframe")
-    at.slider(key="attention.head").set_value(2)
-    at.run()
+    choose(at, head=2)
     assert not at.exception, at.exception
-    assert chart(at, "attention.heatmap")["layout"]["title"]["text"].replace("<br>", " ") == i18n.fill(
-        labels["attention.heatmap_title"], layer=str(layer), head="2")
+    assert title(at) == i18n.fill(labels["attention.heatmap_title"], layer=str(layer), head="2")
     assert chart(at, "attention.unmasked_chart")["layout"]["title"]["text"].replace("<br>", " ") == i18n.fill(
         labels["attention.unmasked.title"], layer=str(layer), head="2")
     assert chart(at, "attention.flash_chart") is not None

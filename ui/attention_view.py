@@ -9,6 +9,7 @@ Token strings go into plotly escaped (plotly renders a few HTML tags in its text
 from __future__ import annotations
 
 import html
+import time
 
 import numpy as np
 import pandas as pd
@@ -19,12 +20,13 @@ from plotly.subplots import make_subplots
 from lib import attention as att
 from lib.bertviz_view import as_document, head_view_height, head_view_html, model_view_html
 from lib.capture import Capture, max_tokens_for
+from lib.payload import pack_u16
 from lib.reference import REFERENCE_MODELS
 from ui.cache import get_capture, get_model
-from ui import core, follow, styles
+from ui import core, follow, styles, views
 from ui.core import num, t
+from ui.export import modebar_config
 from ui.figures import PALETTE, Spec, quick
-from ui.chart_table import as_table
 from ui.live_chart import live_chart
 
 HEATMAP_MAX_TOKENS = 64  # a [T, T] heatmap with more rows has unreadable token labels
@@ -87,19 +89,6 @@ def flash(model_name: str, text: str, max_tokens: int, layer: int, head: int, bl
 @st.cache_resource(max_entries=32, show_spinner=False)
 def _head_weights(model_name: str, text: str, max_tokens: int, layer: int, head: int) -> np.ndarray:
     return _cap(model_name, text, max_tokens).attention(layer, head)
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _head_patterns(model_name: str, text: str, max_tokens: int, layer: int, head: int) -> dict[str, float]:
-    cap = _cap(model_name, text, max_tokens)
-    w = _head_weights(model_name, text, max_tokens, layer, head)
-    return {k: float(v) for k, v in att.pattern_scores(w, cap.token_ids, att.word_ids(cap.text, cap.offsets)).items()}
-
-
-def head_patterns(cap: Capture, layer: int, head: int) -> dict[str, float]:
-    """Pattern scores of the chosen head alone: the first screen describes one head, and every
-    head's scores (`patterns`, all 270 heads' weights recomputed) wait for the overview."""
-    return _head_patterns(core.model_name(), cap.text, core.cut(cap), layer, head)
 
 
 def head_weights(cap: Capture, layer: int, head: int) -> np.ndarray:
@@ -167,20 +156,94 @@ def selected(lm, cap: Capture) -> tuple[int, int, float]:
     return layer, head, att.module_scale(lm, layer)
 
 
-def choose_head(n_layers: int, n_heads: int) -> tuple[int, int]:
-    """Layer and head widgets; a choice kept from a bigger model is brought back in range first."""
+LAYER_KEY = "attention.view"  # the browser view of the chosen layer's heads
+
+
+def take_layer() -> None:
+    """The view's trigger: a layer the browser has not been sent, with the head chosen there."""
+    value = (st.session_state.get(LAYER_KEY) or {}).get("layer")
+    if isinstance(value, dict):
+        set_chosen(f"{value.get('layer')}:{value.get('head')}")
+
+
+def set_chosen(value) -> None:
+    """The layer and head the browser chose, as it publishes them ("layer:head" or "layer")."""
+    if not isinstance(value, str):
+        return
+    parts = value.split(":")
+    if not all(p.isdigit() for p in parts) or len(parts) > 2:
+        return
+    st.session_state["attention.layer"] = int(parts[0])
+    if len(parts) == 2:
+        st.session_state["attention.head"] = int(parts[1])
+
+
+def chosen_head(n_layers: int, n_heads: int) -> tuple[int, int]:
+    """The layer and head the server knows (a link, an overview click, the last layer sent), brought
+    back in range with a warning when a bigger model's choice does not fit this one."""
     asked = (st.session_state.get("attention.layer", n_layers // 2), st.session_state.get("attention.head", 0))
     layer, head = att.clamp_head(n_layers, n_heads, *asked)
     if (layer, head) != asked:
         st.warning(t("attention.clamped", layer=num(layer), head=num(head), n_layers=num(n_layers),
                      n_heads=num(n_heads)))
     st.session_state["attention.layer"], st.session_state["attention.head"] = layer, head
-    left, right = st.columns(2)
-    layer = left.slider(t("attention.layer"), 0, max(n_layers - 1, 1), key="attention.layer",
-                        disabled=n_layers == 1)
-    head = right.slider(t("attention.head"), 0, max(n_heads - 1, 1), key="attention.head",
-                        disabled=n_heads == 1)
-    return att.clamp_head(n_layers, n_heads, layer, head)
+    return layer, head
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _layer_heads(model_name: str, text: str, max_tokens: int, layer: int, lang: str) -> dict:
+    """Everything the view draws for one layer, every head: weights, mask, the patterns in words."""
+    cap = _cap(model_name, text, max_tokens)
+    n = min(cap.n_tokens, HEATMAP_MAX_TOKENS)
+    attn = cap.attn_layer(layer)  # [H, T, T]
+    mask = steps_of(cap, layer, 0, 1.0).mask  # the same for every head of a layer (causal, window)
+    scores = att.pattern_scores(attn, cap.token_ids, att.word_ids(cap.text, cap.offsets))
+    heads = []
+    for h in range(cap.n_heads):
+        mine = {k: float(v[h]) for k, v in scores.items()}
+        best = att.strongest_pattern(mine) if cap.n_tokens >= 2 else None
+        sums = attn[h].sum(-1).astype(np.float64)
+        rows = [[t(f"attention.pattern.{p}"), "—" if not np.isfinite(mine[p]) else f"{num(round(100 * mine[p]))}%"]
+                for p in att.PATTERNS]
+        spread = float(att.row_entropy(attn[h]))  # NaN with a single token: no row past the first
+        rows.append([t("attention.pattern.spread"), f"{num(round(100 * spread))}%" if np.isfinite(spread) else "—"])
+        heads.append({
+            "title": t("attention.heatmap_title", layer=layer, head=h),
+            "said": (t("attention.pattern.one_token") if cap.n_tokens < 2 else t("attention.pattern.none")
+                     if best is None else t(f"attention.pattern.is.{best}", share=num(round(100 * mine[best])))),
+            "clear": best is not None,
+            "rows": rows,
+            "sums": t("attention.rows_sum", n=num(len(sums)), dev=f"{float(np.abs(sums - 1).max()):.1e}"),
+        })
+    return {"layer": layer, "n": n, "weights": pack_u16(attn[:, :n, :n]), "mask": mask[:n, :n].astype(int).ravel().tolist(),
+            "heads": heads}
+
+
+def heatmap_cut(cap: Capture) -> None:
+    """Says that the heatmap draws the first tokens only, when the text is longer."""
+    if cap.n_tokens > HEATMAP_MAX_TOKENS:
+        st.caption(t("attention.heatmap_cut", n=num(HEATMAP_MAX_TOKENS), total=num(cap.n_tokens)))
+
+
+def live_data(cap: Capture, layer: int, head: int) -> dict:
+    """The view's data: the chosen layer's heads (a coarse choice: another layer is asked for)."""
+    lang = core.lang()
+    sent = _layer_heads(core.model_name(), cap.text, core.cut(cap), layer, lang)
+    labels = {"layer": t("attention.layer"), "head": t("attention.head"), "x": t("attention.axis.key"),
+              "y": t("attention.axis.query"), "weight": t("attention.axis.weight"), "hover": t("attention.hover"),
+              "hidden": t("attention.hover_hidden"), "table": t("chart.as_table"),
+              "corner": f"{t('attention.axis.query')} / {t('attention.axis.key')}",
+              "pattern": t("attention.pattern.col"), "share": t("attention.pattern.share"),
+              "loading": t("attention.view.loading"), "unavailable": t("views.unavailable")}
+    return dict(sent, key=views.data_key(core.model_name(), cap.text, lang, layer, head, st.session_state.get(CHOSEN_TOKEN)),
+                text_key=views.data_key(core.model_name(), cap.text, lang), lang=lang,
+                n_layers=cap.n_layers, n_heads=cap.n_heads, tokens=token_labels(cap.tokens, sent["n"]),
+                ticks=[esc(x) for x in cap.tokens[:sent["n"]]],
+                labels=labels, colorscale=COLORSCALE, config=modebar_config("attention.heatmap"),
+                chosen={"layer": layer, "head": head, "token": st.session_state.get(CHOSEN_TOKEN, "")})
+
+
+CHOSEN_TOKEN = "attention.server_choice"  # changes when the server chooses the head (a link, a click)
 
 
 def open_clicked_head() -> None:
@@ -191,6 +254,7 @@ def open_clicked_head() -> None:
         data = p.get("customdata")
         if data is not None and len(data) >= 2:
             st.session_state["attention.layer"], st.session_state["attention.head"] = int(data[0]), int(data[1])
+            st.session_state[CHOSEN_TOKEN] = str(time.time_ns())  # the view takes this head
             st.rerun(LIVE_SECTION)  # the click is in the overview's own section: rerun the sliders' one
 
 
@@ -392,49 +456,6 @@ def matrix(mat: np.ndarray, rows: list[str], cols: list[str], digits: int = 2, m
     cells = [["−∞" if x == -np.inf else num(x, digits, language) for x in row.tolist()]
              + (["…"] if more else []) for row in np.asarray(mat, dtype=np.float64)]
     return pd.DataFrame(cells, index=rows, columns=cols + (["…"] if more else []))
-
-
-def weights_table(weights: np.ndarray, mask: np.ndarray, tokens) -> pd.DataFrame:
-    """The heatmap's numbers: one row per query, one column per key ("i·token"); a hidden (masked)
-    cell is missing, as on the chart."""
-    n = weights.shape[0]
-    names = token_labels(tokens, n)
-    frame = pd.DataFrame(np.where(mask, weights, np.nan).astype(np.float64), index=names, columns=names)
-    frame.index.name = f"{t('attention.axis.query')} / {t('attention.axis.key')}"
-    return frame
-
-
-def head_heatmap(cap: Capture, steps: att.HeadSteps, layer: int, head: int) -> None:
-    """The selected head's heatmap (capped), with the check that rows sum to 1."""
-    n = min(cap.n_tokens, HEATMAP_MAX_TOKENS)
-    if cap.n_tokens > n:
-        st.caption(t("attention.heatmap_cut", n=num(n), total=num(cap.n_tokens)))
-    labels = {"x": t("attention.axis.key"), "y": t("attention.axis.query"), "weight": t("attention.axis.weight"),
-              "hover": t("attention.hover"), "hidden": t("attention.hover_hidden"),
-              "title": t("attention.heatmap_title", layer=layer, head=head)}
-    live_chart(head_figure(head_weights(cap, layer, head)[:n, :n], steps.mask[:n, :n], cap.tokens, labels),
-               key="attention.heatmap")
-    as_table("attention.heatmap", lambda: weights_table(head_weights(cap, layer, head)[:n, :n], steps.mask[:n, :n],
-                                                        cap.tokens))
-    sums = head_weights(cap, layer, head).sum(-1).astype(np.float64)
-    st.caption(t("attention.rows_sum", n=num(len(sums)), dev=f"{float(np.abs(sums - 1).max()):.1e}"))
-
-
-def describe(cap: Capture, mine: dict[str, float], layer: int, head: int) -> None:
-    """The head's strongest pattern in words, and every score (`head_patterns`) in a small table."""
-    if cap.n_tokens < 2:
-        st.info(t("attention.pattern.one_token"))
-        return
-    best = att.strongest_pattern(mine)
-    if best is None:
-        st.info(t("attention.pattern.none"))
-    else:
-        st.success(t(f"attention.pattern.is.{best}", share=num(round(100 * mine[best]))))
-    rows = [(t(f"attention.pattern.{p}"), "—" if not np.isfinite(mine[p]) else f"{num(round(100 * mine[p]))}%")
-            for p in att.PATTERNS]
-    rows.append((t("attention.pattern.spread"), f"{num(round(100 * float(att.row_entropy(head_weights(cap, layer, head)))))}%"))
-    styles.table(pd.DataFrame(rows, columns=[t("attention.pattern.col"), t("attention.pattern.share")]),
-                 "attention.patterns")
 
 
 def overview(cap: Capture, scores: dict[str, np.ndarray]) -> None:

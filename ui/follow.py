@@ -173,9 +173,17 @@ def inputs_mark(*parts: str) -> str:
     return hashlib.sha1("\0".join(parts).encode()).hexdigest()[:16]
 
 
-def _reach(key: str, mark: str) -> None:
-    """The follower's callback for a section computed when reached: it is reached, for `mark`."""
+def _reach(key: str, mark: str, on_value=None) -> None:
+    """The follower's callback for a section computed when reached: it is reached, for `mark`;
+    `on_value` gets the value the page holds now (a choice made in a browser view)."""
     st.session_state[f"{key}.reached"] = mark
+    if on_value is not None:
+        on_value(stale_value(key))
+
+
+def stale_value(key: str):
+    """The value a follower in container `key` asked its section's run for."""
+    return (st.session_state.get(f"{key}.follow") or {}).get("stale")
 
 
 def reached(key: str, mark: str) -> bool:
@@ -186,7 +194,7 @@ def reached(key: str, mark: str) -> bool:
 
 
 @contextmanager
-def when_reached(key: str, mark: str, name: str = REACH, drawn: str | None = None) -> Iterator[bool]:
+def when_reached(key: str, mark: str, name: str = REACH, drawn: str | None = None, on_value=None) -> Iterator[bool]:
     """Inside a section (a fragment): yields whether to compute it now (see `reached`). Until it is
     reached a notice holds its place; the follower (on the choice `name`, the page's inputs by
     default, or e.g. the chosen head with what the section `drawn` for it) reruns the section once
@@ -201,7 +209,7 @@ def when_reached(key: str, mark: str, name: str = REACH, drawn: str | None = Non
     if name == REACH:
         publish({REACH: mark}, key=f"{key}.inputs")
         drawn = mark
-    with following(name, drawn if now else "", key, on_stale=functools.partial(_reach, key, mark)):
+    with following(name, drawn if now else "", key, on_stale=functools.partial(_reach, key, mark, on_value)):
         if not now:
             with st.container(height=PENDING_HEIGHT, border=False):
                 st.caption(t("app.section_pending"))

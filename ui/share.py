@@ -24,6 +24,7 @@ from lib import bpe
 from lib import share_link as sl
 from lib.models import DEFAULT_MODEL
 from lib.share_link import Param
+from ui import attention_view as AV
 from ui import kvcache_view as KV
 from ui import nav, views
 from ui import sampling_view as SV
@@ -98,8 +99,9 @@ SHARED: dict[str, dict[str, Param]] = {
 
 # Settings a browser view holds (ui/views.py): the server knows them only when a button carried them,
 # so the share dialog's link gets them in the browser, from the page store's object named here.
-IN_BROWSER: dict[str, tuple[str, tuple[str, ...]]] = {
-    "sampling": ("sampling.settings", SV.SETTINGS),
+IN_BROWSER: dict[str, tuple[str, tuple[str, ...], str]] = {  # lesson: (store name, params, link token key)
+    "sampling": ("sampling.settings", SV.SETTINGS, SV.LINK_KEY),
+    "attention": ("attention.chosen", ("layer", "head"), AV.CHOSEN_TOKEN),
 }
 
 NOTICES_KEY = "app.share.notices"
@@ -157,8 +159,8 @@ def _take_values(page) -> None:
     sizes = {"layers": info.n_layers, "heads": info.n_heads, "dims": min(info.d_model, 128)}
     view = sl.parse(query, SHARED.get(lesson, {}), sizes=sizes)
     st.session_state.update(view.values)
-    if lesson == "sampling" and view.values:  # the browser view takes a link's settings once (ui/sampling_view.py)
-        st.session_state[SV.LINK_KEY] = str(time.time_ns())
+    if lesson in IN_BROWSER and view.values:  # the browser view takes a link's values once
+        st.session_state[IN_BROWSER[lesson][2]] = str(time.time_ns())
     st.session_state[NOTICES_KEY] = (lesson, notices + view.notices)
 
 
@@ -193,7 +195,7 @@ def _dialog(lesson: str) -> None:
     url, too_long = link(lesson)
     st.caption(t("share.explain"))
     if lesson in IN_BROWSER:
-        store, names = IN_BROWSER[lesson]
+        store, names, _ = IN_BROWSER[lesson]
         views.view("link", "app.share.link", {"url": url, "store": store, "names": list(names), "labels": {
             "link": t("share.title"), "copy": t("share.copy"), "copied": t("share.copied")}})
     else:

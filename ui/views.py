@@ -57,13 +57,14 @@ def data_key(*parts: Any) -> str:
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
 
 
-def view(name: str, key: str, data: dict, where=None):
-    """Mount the browser view `name` (static/views/<name>.js) with `data`."""
+def view(name: str, key: str, data: dict, where=None, **callbacks):
+    """Mount the browser view `name` (static/views/<name>.js) with `data`. `on_<event>_change`
+    callbacks name the events the view may send (a trigger: the one run a view asks for)."""
     payload = dict(data, view=name, base=BASE, version=version(), plotly=PLOTLY)
     if where is None:
-        return _component(key=key, data=payload)
+        return _component(key=key, data=payload, **callbacks)
     with where:
-        return _component(key=key, data=payload)
+        return _component(key=key, data=payload, **callbacks)
 
 
 def action(key: str, label: str, reads: list[str], primary: bool = False) -> dict | None:

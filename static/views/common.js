@@ -234,3 +234,15 @@ export function perFrame(fn) {
     pending = args;
   };
 }
+
+/** Runs `rebuild()` and gives the focus back to the same control (by its data-testid) if one of
+ * the view's controls had it: new data must not throw a keyboard user out of the slider. */
+export function keepFocus(root, rebuild) {
+  const active = document.activeElement;
+  const id = active && root.contains(active) ? active.dataset.testid : null;
+  rebuild();
+  if (id) {
+    const again = root.querySelector(`[data-testid="${id}"]`);
+    if (again) again.focus({ preventScroll: true });
+  }
+}

@@ -6,7 +6,7 @@
 // (filter_steps, seed_uniform, draw_at); tests/js/sampling.test.js holds the two together on
 // fixtures that tests/test_views.py writes from lib.
 
-import { boxValue, el, fill, formatNumber, numberBox, pct, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
+import { keepFocus, boxValue, el, fill, formatNumber, numberBox, pct, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
 
 // ------------------------------------------------------------------ the maths (as lib/sampling.py)
 
@@ -277,5 +277,5 @@ export function mount(root, data, component) {
   // The same data again (a rerun of the page): nothing to redo, the learner's settings stay.
   if (root.__ittKey === data.key) return;
   root.__ittKey = data.key;
-  build(root, data, component);
+  keepFocus(root, () => build(root, data, component));
 }

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from drivers.browser import APP_TIMEOUT_MS, click, goto, loose, runs_of, selects, settle, slide, type_text
+from drivers.browser import APP_TIMEOUT_MS, click, goto, loose, runs_of, selects, settle, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -31,35 +31,37 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     click(page, page.locator('[data-testid="stSidebarNav"] a', has_text=en["lesson.attention.title"]).first)
     expect(page.get_by_text(en["attention.live.header"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
 
-    # The heatmap of layer 15, head 0; the token with the tag is a label, drawn as text.
-    heatmap = page.locator(".st-key-attention-heatmap")
+    # The heatmap of layer 15, head 0; the token with the tag is a label, drawn as text. It is a
+    # browser view (static/views/attention.js) holding every head of the layer.
+    heatmap = page.locator('[data-testid="ittView"][data-view="attention"]')
     title = en["attention.heatmap_title"]
     expect(heatmap.get_by_text(i18n.fill(title, layer="15", head="0"))).to_be_visible(timeout=APP_TIMEOUT_MS)
     labels = " ".join(heatmap.locator("svg text").all_text_contents())
     assert "<" in labels and "img" in labels
-    # The overview just below is worked out once the learner reaches it (ui.follow.when_reached):
-    # scrolled to, it comes, and its run is over before the learner's first move is counted.
+    # The overview just below is worked out once the learner reaches it (ui.follow.when_reached; with
+    # the heatmap still drawing it may be in reach at once): scrolled to, it comes, and its run is
+    # over before the learner's first move is counted.
     overview = page.locator(".st-key-attention-overview_box")
-    expect(overview).to_contain_text(en["app.section_pending"], timeout=APP_TIMEOUT_MS)
     overview.scroll_into_view_if_needed()
     expect(overview).not_to_contain_text(en["app.section_pending"], timeout=APP_TIMEOUT_MS)
     heatmap.scroll_into_view_if_needed()
     settle(page)
 
-    # Pick the last head (8) with the keyboard on the head slider. The heatmap is updated in place
-    # (ui.live_chart: Plotly.react on the same element), not built anew.
+    # Pick the last head (8) with the keyboard on the head slider: answered in the browser, the
+    # heatmap updated in place (Plotly.react on the same element), and nothing sent to the server
+    # (the sections that follow the head are out of sight).
     heatmap.locator(".js-plotly-plot").first.evaluate("e => { e.dataset.ittBefore = 'yes'; }")
     runs = runs_of(page)
-    started = runs.started
-    slide(page, page.locator(".st-key-attention-head").get_by_role("slider"), "End", "8")
+    sent = runs.sent
+    head = heatmap.get_by_role("slider", name=en["attention.head"])
+    head.focus()
+    head.press("End")
+    expect(head).to_have_value("8")
     expect(heatmap.get_by_text(i18n.fill(title, layer="15", head="8"))).to_be_visible(timeout=APP_TIMEOUT_MS)
     assert heatmap.locator(".js-plotly-plot").first.evaluate("e => e.dataset.ittBefore") == "yes"
-    # One script run for the move (the section holding the sliders), not a callback's run first:
-    # each run redraws the whole page in the browser.
-    assert runs.started - started == 1, runs.history
-    # The slider reruns its section and the other sections drawing the head: the mask's
-    # unmasked heatmap, far down the page, follows it too. Being out of sight, it is worked out
-    # (ui.follow.when_reached) and drawn (ui.live_chart) when the learner scrolls to it.
+    assert runs.sent == sent, runs.history
+    # The mask's unmasked heatmap, far down the page, follows the head through the page store:
+    # out of sight, it is worked out (ui.follow.when_reached) when the learner scrolls to it.
     mask_box = page.locator(".st-key-attention-mask_box")
     expect(mask_box).to_contain_text(en["app.section_pending"], timeout=APP_TIMEOUT_MS)
     mask_box.scroll_into_view_if_needed()
@@ -79,7 +81,7 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     click(page, target, at_center=True,
           sends=selects("attention.overview", lambda pts: [p["customdata"][:2] for p in pts] == [[2, 7]]))
     expect(heatmap.get_by_text(i18n.fill(title, layer="2", head="7"))).to_be_visible(timeout=APP_TIMEOUT_MS)
-    expect(page.locator(".st-key-attention-layer").get_by_role("slider")).to_have_value("2")
+    expect(heatmap.get_by_role("slider", name=en["attention.layer"])).to_have_value("2")
     unmasked.scroll_into_view_if_needed()
     expect(unmasked.get_by_text(loose(i18n.fill(en["attention.unmasked.title"], layer="2", head="7")))).to_be_visible(
         timeout=APP_TIMEOUT_MS)
@@ -101,11 +103,18 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     # A head move leaves bertviz's page as it is (it shows every head of the layer): not reloaded.
     frame = page.locator('iframe[title="st.iframe"]').first
     frame.evaluate("f => { f.contentWindow.ittKept = 'yes'; }")
-    slide(page, page.locator(".st-key-attention-head").get_by_role("slider"), "ArrowLeft", "6")
+    head = heatmap.get_by_role("slider", name=en["attention.head"])
+    head.focus()
+    head.press("ArrowLeft")
+    expect(head).to_have_value("6")
     expect(heatmap.get_by_text(i18n.fill(title, layer="2", head="6"))).to_be_visible(timeout=APP_TIMEOUT_MS)
     assert frame.evaluate("f => f.contentWindow.ittKept") == "yes"
-    # A layer move reruns the sliders' section alone; bertviz, in sight, follows it (ui/follow.py).
-    slide(page, page.locator(".st-key-attention-layer").get_by_role("slider"), "ArrowRight", "3")
+    # A layer not sent yet is asked of the server (the view's section alone); bertviz, in sight,
+    # follows it (ui/follow.py).
+    layer = heatmap.get_by_role("slider", name=en["attention.layer"])
+    layer.focus()
+    layer.press("ArrowRight")
+    expect(heatmap.get_by_text(i18n.fill(title, layer="3", head="6"))).to_be_visible(timeout=APP_TIMEOUT_MS)
     page.locator('iframe[title="st.iframe"]').first.scroll_into_view_if_needed()
     expect(page.frame_locator('iframe[title="st.iframe"]').first.locator("#layer")).to_have_value(
         "3", timeout=APP_TIMEOUT_MS)

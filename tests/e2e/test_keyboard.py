@@ -111,12 +111,13 @@ def test_a_lesson_its_quiz_share_download_and_the_next_lesson_by_keyboard(page, 
 
     # The attention lesson's layer slider: the heatmap follows it (the overview's thumbnails open a
     # head on a click; these two sliders reach every head from the keyboard).
-    layer = page.locator(".st-key-attention-layer input")
+    heatmap = page.locator('[data-testid="ittView"][data-view="attention"]')  # a browser view
+    layer = heatmap.locator('input[data-testid="attention.layer"]')
     tab_to(page, layer)
     expect(layer).to_have_role("slider")
-    now, head = int(layer.input_value()), int(page.locator(".st-key-attention-head input").input_value())
+    now, head = int(layer.input_value()), int(heatmap.locator('input[data-testid="attention.head"]').input_value())
+    # A layer the browser was not sent is asked of the server: one run.
     key(page, "ArrowRight", shows=lambda: expect(layer).to_have_value(str(now + 1)))
-    heatmap = page.locator(".st-key-attention-heatmap")
     expect(heatmap.get_by_text(i18n.fill(it["attention.heatmap_title"], layer=str(now + 1), head=str(head)))
            ).to_be_visible(timeout=APP_TIMEOUT_MS)
     # Focus stays visible: the focused slider matches :focus-visible and is drawn with an outline

@@ -10,15 +10,17 @@ Both contexts block and count any request that would leave this machine.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from lib import i18n
-from drivers.browser import APP_TIMEOUT_MS, _is_local, click, goto, slide, track, type_text
+from drivers.browser import APP_TIMEOUT_MS, _is_local, click, goto, track, type_text
 
 pytestmark = pytest.mark.e2e
 
 TEXT = "Perché il gatto è salito sull'albero? Perché aveva visto un uccellino."
-HEATMAP = ".st-key-attention-heatmap"
+HEATMAP = '[data-testid="ittView"][data-view="attention"]'  # the browser view of the chosen layer
 
 
 def _heatmap(page) -> dict:
@@ -55,15 +57,22 @@ def test_a_shared_link_opens_the_same_view_in_a_fresh_browser(page, app_url, bro
     click(page, page.locator('[data-testid="stSidebarNav"] a', has_text=it["lesson.attention.title"]).first)
     heatmap = page.locator(HEATMAP)
     expect(heatmap.get_by_text(i18n.fill(title, layer="15", head="0"))).to_be_visible(timeout=APP_TIMEOUT_MS)
-    slide(page, page.locator(".st-key-attention-layer").get_by_role("slider"), "Home", "0")
-    slide(page, page.locator(".st-key-attention-head").get_by_role("slider"), "End", "8")
+    layer = heatmap.get_by_role("slider", name=it["attention.layer"])
+    layer.focus()
+    layer.press("Home")  # layer 0 was not sent: asked of the server
+    expect(heatmap.get_by_text(i18n.fill(title, layer="0", head="0"))).to_be_visible(timeout=APP_TIMEOUT_MS)
+    head = heatmap.get_by_role("slider", name=it["attention.head"])
+    head.focus()
+    head.press("End")  # answered in the browser
     expect(heatmap.get_by_text(i18n.fill(title, layer="0", head="8"))).to_be_visible(timeout=APP_TIMEOUT_MS)
     mine = _heatmap(page)
 
     click(page, page.locator('[data-testid="stSidebar"]').get_by_role("button", name=it["share.button"]))
     dialog = page.get_by_role("dialog")
     expect(dialog.get_by_text(it["share.title"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
-    url = dialog.locator("code").first.inner_text().strip()
+    box = dialog.locator('[data-testid="app.share.url"]')  # finished in the browser (static/views/link.js)
+    expect(box).to_have_value(re.compile("head=8"), timeout=APP_TIMEOUT_MS)
+    url = box.input_value().strip()
     assert url.startswith(f"{app_url}/attention?") and "lang=it" in url and "layer=0" in url and "head=8" in url
 
     external: list[str] = []
@@ -73,8 +82,8 @@ def test_a_shared_link_opens_the_same_view_in_a_fresh_browser(page, app_url, bro
         theirs = fresh.locator(HEATMAP)
         expect(theirs.get_by_text(i18n.fill(title, layer="0", head="8"))).to_be_visible(timeout=APP_TIMEOUT_MS)
         expect(fresh.locator('[data-testid="stSidebar"] textarea').first).to_have_value(TEXT)
-        expect(fresh.locator(".st-key-attention-layer").get_by_role("slider")).to_have_value("0")
-        expect(fresh.locator(".st-key-attention-head").get_by_role("slider")).to_have_value("8")
+        expect(theirs.get_by_role("slider", name=it["attention.layer"])).to_have_value("0")
+        expect(theirs.get_by_role("slider", name=it["attention.head"])).to_have_value("8")
         assert _heatmap(fresh) == mine
         assert "layer=" not in fresh.url and "lang=it" in fresh.url  # the link's values left the address bar
 
@@ -83,7 +92,7 @@ def test_a_shared_link_opens_the_same_view_in_a_fresh_browser(page, app_url, bro
         notice = it["share.ignored"].split("{")[0]
         expect(fresh.get_by_text(notice).first).to_be_visible(timeout=APP_TIMEOUT_MS)
         expect(fresh.get_by_text("zoom").first).to_be_visible(timeout=APP_TIMEOUT_MS)
-        expect(fresh.locator(".st-key-attention-layer").get_by_role("slider")).to_have_value("0")
+        expect(fresh.locator(HEATMAP).get_by_role("slider", name=it["attention.layer"])).to_have_value("0")
         assert fresh.locator('[data-testid="stException"]').count() == 0
     finally:
         context.close()

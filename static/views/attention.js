@@ -1,0 +1,183 @@
+// The attention lesson's chosen head: every head of one layer, sent once per (text, layer), drawn
+// here. Moving the head is answered in the browser; a layer the browser has not been sent is asked
+// of the server (one run of this section), and every layer already sent stays in the browser.
+//
+// The sections further down that draw the chosen head (the formula, the mask, flash attention,
+// bertviz) follow it through the page store: this view publishes "layer:head", and each of those
+// sections asks for its own run when the learner reaches it (ui/follow.py).
+import { keepFocus, el, formatNumber, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
+
+/** One head's [n, n] weights out of the layer's [H, n, n], as rows. */
+export function headRows(weights, n, head) {
+  const rows = [];
+  for (let i = 0; i < n; i++) rows.push(Array.from(weights.subarray((head * n + i) * n, (head * n + i + 1) * n)));
+  return rows;
+}
+
+/** "**bold**" in a label drawn as <strong>, every other character as text. */
+function richText(parent, text) {
+  parent.replaceChildren();
+  text.split("**").forEach((part, i) => {
+    if (!part) return;
+    if (i % 2) el(parent, "strong").textContent = part;
+    else parent.appendChild(document.createTextNode(part));
+  });
+}
+
+function fillHover(template, values) {
+  return template.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m));
+}
+
+function figure(layerData, head, data) {
+  const n = layerData.n;
+  const L = data.labels;
+  const rows = headRows(layerData.w, n, head);
+  const z = rows.map((r, i) => r.map((w, j) => (layerData.mask[i * n + j] ? w : null)));
+  const hover = rows.map((r, i) => r.map((w, j) => (layerData.mask[i * n + j]
+    ? fillHover(L.hover, { q: data.ticks[i], i, k: data.ticks[j], j, w: w.toFixed(3) }) : L.hidden)));
+  const ticks = { tickmode: "array", tickvals: data.ticks.map((_, i) => i), ticktext: data.ticks,
+    tickfont: { size: n > 24 ? 10 : 12 } };
+  const side = Math.min(800, Math.max(340, 22 * n + 200));
+  return {
+    data: [{ type: "heatmap", z, zmin: 0, zmax: 1, colorscale: data.colorscale, text: hover, hoverinfo: "text",
+      colorbar: { title: { text: L.weight }, thickness: 12 }, xgap: 1, ygap: 1 }],
+    layout: { xaxis: Object.assign({ title: { text: L.x }, side: "top" }, ticks),
+      yaxis: Object.assign({ title: { text: L.y }, autorange: "reversed" }, ticks),
+      height: side, margin: { l: 10, r: 10, t: 130, b: 10 }, autosize: true,
+      title: { text: layerData.heads[head].title, y: 0.99, yanchor: "top", x: 0.01 },
+      paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)", separators: data.lang === "it" ? ",." : ".," },
+  };
+}
+
+function weightsTable(box, layerData, head, data) {
+  const n = layerData.n;
+  const rows = headRows(layerData.w, n, head);
+  const t = document.createElement("table");
+  const tr = el(el(t, "thead"), "tr");
+  const corner = el(tr, "th");
+  corner.scope = "col";
+  corner.textContent = data.labels.corner;
+  for (const name of data.tokens) { const th = el(tr, "th"); th.scope = "col"; th.textContent = name; }
+  const body = el(t, "tbody");
+  rows.forEach((r, i) => {
+    const row = el(body, "tr");
+    const th = el(row, "th");
+    th.scope = "row";
+    th.textContent = data.tokens[i];
+    r.forEach((w, j) => { el(row, "td").textContent = layerData.mask[i * n + j] ? formatNumber(w, data.lang, 4) : "—"; });
+  });
+  box.replaceChildren(t);
+}
+
+function scoresTable(box, headData, data) {
+  const t = document.createElement("table");
+  const tr = el(el(t, "thead"), "tr");
+  for (const h of [data.labels.pattern, data.labels.share]) { const th = el(tr, "th"); th.scope = "col"; th.textContent = h; }
+  const body = el(t, "tbody");
+  for (const [name, share] of headData.rows) {
+    const row = el(body, "tr");
+    const th = el(row, "th");
+    th.scope = "row";
+    th.textContent = name;
+    el(row, "td").textContent = share;
+  }
+  box.replaceChildren(t);
+}
+
+/** Tell the sections that follow the chosen head (ui/follow.py's protocol on the window). */
+function publish(layer, head) {
+  store().set("attention.chosen", { layer, head });
+  const seen = window.__ittFollow || (window.__ittFollow = {});
+  seen["attention.layer"] = String(layer);
+  seen["attention.head"] = `${layer}:${head}`;
+  window.dispatchEvent(new Event("itt-follow"));
+}
+
+function build(root, data, component) {
+  const L = data.labels;
+  const layers = root.__ittLayers || (root.__ittLayers = new Map());
+  layers.set(data.layer, { n: data.n, w: unpackU16(data.weights), mask: data.mask, heads: data.heads });
+  // The head: the server's choice when it made one (a link, a click on the overview), else the
+  // learner's last one in this browser.
+  const kept = store().get("attention.chosen", null);
+  const serverChose = data.chosen.token && store().get("attention.server_token", "") !== data.chosen.token;
+  if (serverChose) store().set("attention.server_token", data.chosen.token);
+  let head = !serverChose && kept && kept.layer === data.layer ? Math.min(kept.head, data.n_heads - 1) : data.chosen.head;
+  let layer = data.layer;
+
+  root.replaceChildren();
+  const box = el(root, "div", "itt-view itt-attention");
+  box.dataset.testid = "ittView";
+  box.dataset.view = "attention";
+  const controls = el(box, "div", "itt-controls");
+  const count = (v) => formatNumber(v, data.lang);
+  const layerInput = slider(controls, { label: L.layer, min: 0, max: Math.max(data.n_layers - 1, 1), step: 1,
+    value: layer, format: count, testid: "attention.layer" });
+  layerInput.disabled = data.n_layers === 1;
+  const headInput = slider(controls, { label: L.head, min: 0, max: Math.max(data.n_heads - 1, 1), step: 1,
+    value: head, format: count, testid: "attention.head" });
+  headInput.disabled = data.n_heads === 1;
+  const waiting = el(box, "div", "itt-help");
+  waiting.setAttribute("role", "status");
+  const main = el(box, "div", "itt-columns");
+  const left = el(main, "div", "itt-wide");
+  const chart = el(left, "div", "itt-chart");
+  chart.setAttribute("role", "figure");
+  const plot = el(chart, "div");
+  const details = el(left, "details", "itt-table");
+  el(details, "summary").textContent = L.table;
+  const tableBox = el(details, "div", "itt-table-box");
+  const sums = el(left, "p", "itt-help");
+  const right = el(main, "div", "itt-side");
+  const said = el(right, "p", "itt-said");
+  said.dataset.testid = "attention.said";
+  const scoresBox = el(right, "div", "itt-table itt-table-box");
+
+  const draw = () => {
+    const here = layers.get(layer);
+    if (!here) return;
+    const h = Math.min(head, data.n_heads - 1);
+    const hd = here.heads[h];
+    chart.setAttribute("aria-label", hd.title);
+    richText(said, hd.said);
+    said.classList.toggle("itt-clear", hd.clear);
+    sums.textContent = hd.sums;
+    scoresTable(scoresBox, hd, data);
+    if (details.open) weightsTable(tableBox, here, h, data);
+    else tableBox.replaceChildren();
+    const spec = figure(here, h, data);
+    box.dataset.state = JSON.stringify({ layer, head: h });
+    plotly(data.plotly).then((P) => P.react(plot, spec.data, spec.layout, Object.assign({ responsive: true }, data.config)))
+      .then(() => { box.dataset.drawn = box.dataset.state; })
+      .catch(() => { plot.textContent = L.unavailable; });
+  };
+  details.addEventListener("toggle", () => { if (details.open) draw(); });
+  const later = perFrame(draw);
+  headInput.addEventListener("input", () => {
+    head = Number(headInput.value);
+    publish(layer, head);
+    later();
+  });
+  // A layer already sent is drawn at once; another is asked of the server when the learner lets
+  // go of the slider (or at each key press), the one run this view causes.
+  layerInput.addEventListener("input", () => {
+    layer = Number(layerInput.value);
+    if (layers.has(layer)) { waiting.textContent = ""; publish(layer, head); later(); }
+    else waiting.textContent = L.loading;
+  });
+  layerInput.addEventListener("change", () => {
+    if (!layers.has(layer)) {
+      publish(layer, head);
+      component.setTriggerValue("layer", { layer, head });
+    }
+  });
+  publish(layer, head);
+  draw();
+}
+
+export function mount(root, data, component) {
+  if (root.__ittKey === data.key) return;
+  root.__ittKey = data.key;
+  if (root.__ittText !== data.text_key) { root.__ittLayers = new Map(); root.__ittText = data.text_key; }
+  keepFocus(root, () => build(root, data, component));
+}
