@@ -417,3 +417,15 @@ def test_attention_flops_count_only_the_window_on_local_layers(tiny_gemma):
         assert ours == by_hand == pytest.approx(from_config(cfg, n, causal=True)), n
     assert attention_flops(W, width, info.n_layers, causal=True, window=W, n_local=n_local) == \
         attention_flops(W, width, info.n_layers, causal=True)
+
+
+def test_shown_variants_gives_each_configuration_once():
+    from lib.attention import shown_variants
+
+    def names(config):
+        return [(v.name, own) for v, own in shown_variants(kv_variants(config, 1024))]
+
+    base = {"num_hidden_layers": 2, "num_attention_heads": 8, "head_dim": 4, "hidden_size": 32, "vocab_size": 64}
+    assert names(dict(base, num_key_value_heads=1)) == [("classic", False), ("multi_query", True)]
+    assert names(dict(base, num_key_value_heads=8)) == [("classic", True), ("multi_query", False)]
+    assert names(dict(base, num_key_value_heads=2)) == [("classic", False), ("multi_query", False), ("grouped", True)]
