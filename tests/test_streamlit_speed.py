@@ -233,3 +233,26 @@ def test_the_replaced_functions_are_those_of_the_streamlit_pinned():
 
     pinned = re.search(r"^streamlit==(\S+)$", (Path(__file__).parents[1] / "requirements.txt").read_text(), re.M)
     assert pinned and streamlit.__version__ == pinned.group(1) == "1.67.0"
+
+
+def test_on_another_streamlit_version_nothing_is_replaced():
+    """The replacements were read against one Streamlit: on any other, Streamlit's own code runs.
+    In a fresh process: in this one the app's own runs have put them in already."""
+    import subprocess
+    import sys
+
+    code = (
+        "import streamlit\n"
+        "from streamlit.runtime.app_session import AppSession\n"
+        "own = AppSession._call_soon_on_event_loop\n"
+        "streamlit.__version__ = '9.9.9'\n"
+        "from ui import streamlit_speed\n"
+        "assert streamlit_speed.install() is False\n"
+        "assert AppSession._call_soon_on_event_loop is own and not streamlit_speed.installed()\n"
+        "streamlit.__version__ = streamlit_speed.CHECKED_VERSION\n"
+        "assert streamlit_speed.install() is True and streamlit_speed.installed()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=str(__import__("pathlib").Path(__file__).resolve().parent.parent))
+    assert done.returncode == 0, done.stderr
+    assert "9.9.9" in done.stderr  # said in the server's log

@@ -45,6 +45,7 @@ which keeps Streamlit's own dict; and sending (the loop still sends each message
 from __future__ import annotations
 
 import functools
+import logging
 import inspect
 import threading
 import types
@@ -234,9 +235,18 @@ class _FragmentInspect:
 _FRAGMENT_INSPECT = _FragmentInspect()
 
 
-def install() -> None:
+CHECKED_VERSION = "1.67.0"  # the Streamlit these replacements were read against and tested on
+
+
+def install() -> bool:
     """Point the widget modules at the one-key view, sessions at one wake-up per batch, keyed
-    components at their key (idempotent)."""
+    components at their key (idempotent). On any other Streamlit version nothing is replaced:
+    Streamlit's own code runs, slower but right. Returns whether the replacements are in."""
+    if streamlit.__version__ != CHECKED_VERSION:
+        logging.getLogger(__name__).warning(
+            "Streamlit %s is not %s: its own code runs, without the course's speed-ups (ui/streamlit_speed.py)",
+            streamlit.__version__, CHECKED_VERSION)
+        return False
     for module in WIDGET_MODULES:
         module.get_session_state = _widget_state
     AppSession._call_soon_on_event_loop = _call_soon_on_event_loop
@@ -245,6 +255,7 @@ def install() -> None:
     streamlit._bidi_component = types.MethodType(_bidi_component, streamlit._main)  # what components call
     type_util.get_func_parameters = _func_parameters
     fragment_module.inspect = _FRAGMENT_INSPECT
+    return True
 
 
 def installed() -> bool:
