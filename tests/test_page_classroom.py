@@ -340,3 +340,143 @@ def test_the_teacher_removes_one_learner_after_a_confirmation(store, lang):
     assert [r.pseudonym for r in board.learners] == ["<b>Bea</b>"]
     assert [(q.question_id, q.answered, q.answers[0].answer) for q in board.questions] == [("q1", 1, "1")]
     assert store.learner(ada.id) is None and store.learner(bea.id) is not None
+
+
+def _check(at: AppTest, lang: str, qid: str, value) -> None:
+    """Answer question `qid` of lesson 1 with `value` and press Check."""
+    widget = at.radio(key=f"quiz.numbers.{qid}.answer") if isinstance(value, int) else at.text_input(
+        key=f"quiz.numbers.{qid}.answer")
+    widget.set_value(value)
+    at.button(key=f"FormSubmitter:quiz.numbers.{qid}.form-{i18n.ui(lang)['quiz.check']}").click().run()
+    assert not at.exception, at.exception
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_the_first_answer_reaches_the_class_as_given_its_number_only_with_its_own_verdict(store, lang):
+    """Wrong first (a number and words), right after, then join: the class gets the first answer's
+    number and its verdict (wrong), not the last answer's, and no word typed."""
+    labels = i18n.ui(lang)
+    created = store.create_class()
+    at = _app(lang)
+    _check(at, lang, "d_model_from_heads", "4000 Mario Rossi via Roma")  # wrong
+    _check(at, lang, "d_model_from_heads", "4096")  # right, not the first
+    at.run()  # an answer reruns its own sections only: the whole page again, for the next question
+    _check(at, lang, "d_head_70b", "128 numbers")  # right, first
+    at.run()
+    at.text_input(key="class.code_input").set_value(created.code)
+    _submit(at, "class.code_form", labels["class.side.go"])
+    _join(at, lang, "Ada")
+    got = {(s.question_id, a.answer, a.correct, a.count)
+           for s in store.dashboard(created.code, created.secret).questions for a in s.answers}
+    assert got == {("d_model_from_heads", "4000", False, 1), ("d_head_70b", "128", True, 1)}
+    exported = store.export_csv(created.code, created.secret)
+    assert "Mario" not in exported and "128 numbers" not in exported
+
+
+def test_answers_the_browser_brings_back_after_the_join_are_sent_then(store):
+    """The browser's copy of the progress may come back after the learner joined (a reload, a slow
+    browser): its first answers go to the class at the next run, with the text kept when given."""
+    created = store.create_class()
+    at = _join(_app("en", **{"class": created.code}), "en", "Ada")
+    assert store.dashboard(created.code, created.secret).questions == ()
+    # What ui/persist.py's restore puts into the session: the verdicts, the boxes, the firsts as given.
+    at.session_state["quiz.results"] = {"numbers": {"d_model_from_heads": False, "gqa_group": True}}
+    at.session_state["quiz.firsts"] = {"numbers:d_model_from_heads": ["4000", False]}
+    at.run()
+    assert not at.exception, at.exception
+    got = {(s.question_id, a.answer, a.correct) for s in store.dashboard(created.code, created.secret).questions
+           for a in s.answers}
+    assert got == {("d_model_from_heads", "4000", False), ("gqa_group", "", True)}  # the second's text unknown
+    at.run()  # sent once: a later run sends nothing new, and the store would keep the first anyway
+    assert sum(s.answered for s in store.dashboard(created.code, created.secret).questions) == 2
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_a_wrong_code_message_stays_through_a_rerun_until_closed(store, lang):
+    """The restore of the browser's copy reruns the page right after it opens: the message stays."""
+    labels = i18n.ui(lang)
+    at = _app(lang, **{"class": "ZZZZZZ"})
+    assert labels["class.err.unknown"] in [e.value for e in at.error]
+    at.run()  # the rerun the browser's copy causes
+    assert labels["class.err.unknown"] in [e.value for e in at.error]
+    at.button(key="class.notice_close").click().run()
+    assert labels["class.err.unknown"] not in [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_a_bad_teacher_link_message_stays_through_a_rerun(store, lang):
+    labels = i18n.ui(lang)
+    created = store.create_class()
+    at = _app(lang, **{"class": created.code, "key": "wrong"})
+    at.switch_page("pages/98_teachers.py").run()
+    assert labels["class.bad_key"] in [e.value for e in at.error]
+    at.run()
+    assert labels["class.bad_key"] in [e.value for e in at.error]
+    assert "class.teacher" not in at.session_state
+    at.button(key="class.teacher_notice_close").click().run()
+    assert labels["class.bad_key"] not in [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("how", ["deleted", "removed"])
+def test_a_learner_is_told_at_their_next_answer_that_the_class_is_gone_or_they_were_removed(store, how):
+    from ui import classroom
+
+    labels = i18n.ui("en")
+    created = store.create_class()
+    at = _join(_app("en", **{"class": created.code}), "en", "Ada")
+    if how == "deleted":
+        store.delete_class(created.code, created.secret)
+    else:
+        store.remove_learner(created.code, created.secret, "Ada")
+    classroom._class_state.clear()  # as after the few seconds the pacing is cached
+    if how == "removed":
+        _check(at, "en", "d_head_70b", "128")  # the next action: an answer
+    else:
+        at.run()  # the next action: any run of the page
+    assert labels[f"class.gone.{how}"] in [w.value for w in at.sidebar.warning]
+    assert "class.member" not in at.session_state
+    assert labels["class.side.leave"] not in [b.label for b in at.button]
+    at.run()
+    assert labels[f"class.gone.{how}"] in [w.value for w in at.sidebar.warning]  # until they act
+    if how == "removed":
+        assert at.session_state["quiz.results"]["numbers"] == {"d_head_70b": True}  # kept in the browser
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_a_teacher_tab_on_a_class_deleted_elsewhere_says_so(store, lang):
+    labels = i18n.ui(lang)
+    created = store.create_class()
+    at = _app(lang, **{"class": created.code, "key": created.secret})
+    at.switch_page("pages/98_teachers.py").run()
+    store.delete_class(created.code, created.secret)  # from another tab
+    at.run()
+    assert not at.exception, at.exception
+    assert labels["class.teacher_gone"] in [e.value for e in at.error]
+    assert labels["class.unreachable"] not in [e.value for e in at.error]
+    assert "class.teacher" not in at.session_state
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_a_class_closed_to_joining_opens_no_join_panel(store, lang):
+    labels = i18n.ui(lang)
+    created = store.create_class()
+    store.set_joining(created.code, created.secret, False)
+    at = _app(lang, **{"class": created.code})
+    assert labels["class.err.closed"] in [e.value for e in at.error]
+    assert "class.pseudonym" not in [x.key for x in at.text_input]
+
+
+def test_leading_to_a_lesson_the_class_cannot_open_yet_opens_it_and_says_so(store):
+    from ui.classroom import ORDER
+
+    labels = i18n.ui("en")
+    created = store.create_class()
+    store.set_open_upto(created.code, created.secret, "embeddings")
+    teacher = _app("en", **{"class": created.code, "key": created.secret})
+    teacher.switch_page("pages/98_teachers.py").run()
+    teacher.selectbox(key="class.lead_choice").select_index(ORDER.index("attention")).run()
+    teacher.button(key="class.lead").click().run()
+    pace = store.pacing(created.code)
+    assert (pace.lead_lesson, pace.open_upto) == ("attention", "attention")
+    assert i18n.fill(labels["class.pace.lead_opened"], title=labels["lesson.attention.title"]) in [
+        x.value for x in teacher.info]
