@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 
 import streamlit as st
 
@@ -53,6 +54,7 @@ BANNER_SECONDS = 10  # how often an idle learner's page looks at the pacing (one
 MAX_TYPED = 200  # characters the pseudonym box takes (more than a pseudonym may have, see _on_join)
 MAX_QUEUE = 500  # reports kept while the database is down (every lesson question and then some)
 ORDER = [x.id for x in nav.LESSONS] + [nav.FINAL.id]  # the path that "open up to" cuts
+CSS = Path(__file__).with_name("classroom.css")  # the banner's place on the screen
 
 
 # ------------------------------------------------------------------------- the store
@@ -332,6 +334,11 @@ def _banner(lesson: str | None, was_locked: bool) -> None:
                 _go(lead)
 
 
+@st.cache_resource(show_spinner=False)
+def _css() -> str:
+    return CSS.read_text(encoding="utf-8")
+
+
 def before_page(page) -> bool:
     """Above the page: the join panel, the teacher's banner, and the lesson's visit reported.
     Returns False when the lesson is not open to the class yet (a notice and a link instead)."""
@@ -347,6 +354,7 @@ def before_page(page) -> bool:
         return True
     lesson = lesson_of(page)
     locked = _locked(lesson, pace)
+    st.html(f"<style>{_css()}</style>")  # style only: Streamlit puts it where it takes no space
     st.fragment(run_every=BANNER_SECONDS)(_banner)(lesson, locked)
     if locked:
         upto = pace.open_upto

@@ -1,0 +1,91 @@
+"""A learner in a class, in Chromium: what only a browser shows.
+
+- Answers given before joining, in a session the learner reloaded since: the class gets each first
+  answer as it was given (its number, its verdict), never a later answer nor the words typed.
+- The teacher's lead reaches a learner wherever they are on the page: at the bottom of the lesson
+  (its quiz) on a laptop, and on a phone, the banner is in the window, announced (role="status").
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from drivers.browser import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto, settle, type_text
+from lib import i18n
+from lib.classroom import ClassStore
+
+pytestmark = pytest.mark.e2e
+
+BANNER_MS = 30_000  # the idle check looks every 10 s at a pacing cached for 3 s; a busy machine
+
+
+def _answer(pg, qid: str, text: str) -> None:
+    en = i18n.ui("en")
+    box = pg.locator(f'[class*="st-key-itt_decimal-quiz-numbers-{qid}"] input')
+    box.scroll_into_view_if_needed()
+    form = pg.locator('[data-testid="stForm"]').filter(has=box)
+    type_text(pg, box, text, submit=None)
+    click(pg, form.get_by_role("button", name=en["quiz.check"]))
+
+
+def test_answers_before_joining_reach_the_class_as_first_given_after_a_reload(browser, app_url, page):
+    from playwright.sync_api import expect
+
+    en = i18n.ui("en")
+    store = ClassStore.from_env()
+    created = store.create_class("Before")
+    try:
+        goto(page, f"{app_url}/?lang=en", en["lesson.numbers.title"], timeout=SERVER_WARM_TIMEOUT_MS)
+        _answer(page, "d_model_from_heads", "4000 Mario Rossi via Roma")  # wrong, and words
+        expect(page.get_by_text("Not quite.").first).to_be_visible(timeout=APP_TIMEOUT_MS)
+        _answer(page, "d_model_from_heads", "4096")  # right now, but not the first
+        _answer(page, "d_head_70b", "128 numbers")  # right, first
+        # A new session: the progress and the first answers come back from the browser's storage.
+        goto(page, f"{app_url}/?lang=en&class={created.code}", en["lesson.numbers.title"], timeout=APP_TIMEOUT_MS)
+        box = page.get_by_role("textbox", name=en["class.join.pseudonym"])
+        type_text(page, box, "Early", submit=None)
+        panel = page.locator('[data-testid="stForm"]').filter(has=box)
+        click(page, panel.get_by_role("button", name=en["class.join.button"], exact=True))
+        expect(page.locator('[data-testid="stSidebar"]').get_by_text("Early", exact=True)).to_be_visible(
+            timeout=APP_TIMEOUT_MS)
+        settle(page)
+        got = {(s.question_id, a.answer, a.correct, a.count)
+               for s in store.dashboard(created.code, created.secret).questions for a in s.answers}
+        assert got == {("d_model_from_heads", "4000", False, 1), ("d_head_70b", "128", True, 1)}
+        exported = store.export_csv(created.code, created.secret)
+        assert "Mario" not in exported and "128 numbers" not in exported
+    finally:
+        store.delete_class(created.code, created.secret)
+
+
+@pytest.mark.parametrize("size", [(1280, 900), (390, 844)], ids=["laptop", "phone"])
+def test_the_teachers_lead_is_in_the_window_wherever_the_learner_is(browser, app_url, request, size):
+    from playwright.sync_api import expect
+
+    from drivers.browser import offline_page
+
+    en = i18n.ui("en")
+    store = ClassStore.from_env()
+    created = store.create_class("Lead")
+    try:
+        with offline_page(browser, request, viewport={"width": size[0], "height": size[1]}) as pg:
+            goto(pg, f"{app_url}/?lang=en&class={created.code}", en["lesson.numbers.title"],
+                 timeout=SERVER_WARM_TIMEOUT_MS)
+            box = pg.get_by_role("textbox", name=en["class.join.pseudonym"])
+            if size[0] < 600:  # a phone: the sidebar covers the page until closed
+                pass
+            type_text(pg, box, f"Led {size[0]}", submit=None)
+            panel = pg.locator('[data-testid="stForm"]').filter(has=box)
+            click(pg, panel.get_by_role("button", name=en["class.join.button"], exact=True))
+            settle(pg)
+            # Down at the lesson's quiz, the last question.
+            pg.locator('[data-testid="stForm"]').last.scroll_into_view_if_needed()
+            store.set_lead(created.code, created.secret, "attention")
+            text = i18n.fill(en["class.banner.lead"], title=en["lesson.attention.title"])
+            banner = pg.get_by_role("status").filter(has_text=text)
+            expect(banner).to_be_visible(timeout=BANNER_MS)
+            expect(banner).to_be_in_viewport()
+            go = pg.get_by_role("button", name=i18n.fill(en["class.banner.go"], title=en["lesson.attention.title"]))
+            expect(go).to_be_in_viewport()
+    finally:
+        store.delete_class(created.code, created.secret)
