@@ -12,7 +12,9 @@ by default, a stress test: a learner who reads the lesson between inputs takes f
 
     open   the lesson link the teacher shared (/attention?lang=it), as a fresh tab
     text   type their own sentence in the sidebar (a new capture: the model's forward pass)
-    slide  move the lesson's view slider (attention: head; block: logit-lens layer; sampling: T)
+    slide  move the lesson's view slider where the server answers it (block: logit-lens layer);
+           none where a browser view answers the moves (sampling; attention's head)
+    layer  attention: a layer the browser view was not sent (the view's trigger, one run)
     answer answer the lesson's first multiple-choice question (its form's Check button)
     next   go to the next lesson (attention -> block -> sampling), then slide and answer there
     reach  scroll down to a section computed when reached (the block's logit lens, where its slider is)
@@ -51,6 +53,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -69,10 +72,16 @@ GOAL_P95_BY_ACTION_S = {"text": 3.0}  # a new text runs the model's forward pass
 def goal_p95(action: str) -> float:
     """The p95 wait a class may see for `action`. Example: goal_p95("text") -> 3.0"""
     return GOAL_P95_BY_ACTION_S.get(action, GOAL_P95_S)
-LESSONS = [  # (url path, slider key, a value the slider goes to, the section it sits in if not on the first screen)
-    ("attention", "attention.head", 3, None),
-    ("block", "block.lens_layer", 12, "block.lens_box"),
-    ("sampling", "sampling.temperature", 0.7, None),
+# (url path, widget key, the value it goes to, the section it sits in if not on the first screen, and
+# the browser view's event when the key is a view's: its trigger, sent only for what the view was not
+# given). A key of None: the lesson's view-only moves are all answered by its browser view
+# (static/views), which sends the server nothing, so the learner sends nothing for them.
+# attention: the head is the view's; a layer not yet sent is one run of the view's section ("layer").
+# sampling: temperature, top-k, top-p and the seed are the view's.
+LESSONS: list[tuple[str, str | None, Any, str | None, str | None]] = [
+    ("attention", "attention.view", {"layer": 3, "head": 3}, None, "layer"),
+    ("block", "block.lens_layer", 12, "block.lens_box", None),
+    ("sampling", None, None, None, None),
 ]
 # One short word per learner, each a single token with its leading space in SmolLM2's vocabulary
 # (tests/test_stclient.py checks it): a learner must find their own among their tokens, and no other.
@@ -369,7 +378,7 @@ async def learner_flow(url: str, n: int, word: str, others: list[str], lang: str
             strangers = sorted({o for o in others if o != word and f" {o}" in labels})
             if strangers:
                 out.failures.append(f"learner {n} sees other learners' words {strangers}")
-            for i, (lesson, slider, value, section) in enumerate(LESSONS[:lessons]):
+            for i, (lesson, key, value, section, event) in enumerate(LESSONS[:lessons]):
                 if i:
                     await think()
                     action = await me.goto(lesson)
@@ -378,10 +387,14 @@ async def learner_flow(url: str, n: int, word: str, others: list[str], lang: str
                 if section:  # the learner scrolls down to the slider: its section is computed then
                     await think()
                     note(await me.reach(section, name="reach"))
-                await think()
-                action = await me.slide(slider, value)
-                action.name = "slide"
-                note(action)
+                if key is not None:
+                    await think()
+                    if event is None:
+                        action = await me.slide(key, value)
+                        action.name = "slide"
+                    else:  # a view asking for data it was not sent (attention: another layer)
+                        action = await me.trigger(key, event, value, name=event)
+                    note(action)
                 await think()
                 answered = await answer_first_choice(me, lesson)
                 if answered is None:
@@ -440,7 +453,7 @@ async def one_round(url: str, k: int, lang: str, seed: int, lessons: int, offset
     return out
 
 
-ACTIONS = ("open", "text", "slide", "answer", "next", "reach", "share", "download")
+ACTIONS = ("open", "text", "slide", "layer", "answer", "next", "reach", "share", "download")
 # Goals for the server's CPU per action, one learner on a warm server (mean, in ms); a new text's
 # goal is the forward pass plus 100 ms, printed beside it from the server's own figure.
 CPU_GOAL_MS = {"answer": 30, "slide": 50, "next": 250}
