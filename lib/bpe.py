@@ -241,6 +241,48 @@ def chunk_end(cut_step: np.ndarray, limit: int) -> int:
     return int(after[0]) + 1 if len(after) else n
 
 
+def lives(cut_step: np.ndarray, start: int = 0,
+          end: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every token that the bytes start:end hold at some step, with the steps it lives through:
+    (starts, ends, born, dies), ordered by start, then by birth. Token i is there after k steps
+    exactly when born[i] <= k < dies[i]; `segments(cut_step, k, start, end)` is that set for one k,
+    and `born` is its `last`. A token no merge ever joins to a neighbour dies at NEVER.
+
+    This is the whole animation as data: a browser view shows step k by keeping the tokens alive
+    at k, with no BPE of its own. Each token is a node of the merge tree: it was born when its
+    latest inner boundary went (0 for a byte), and dies when the merge that takes it in happens.
+    `end` should be a chunk boundary (`chunk_end`), as for `segments`.
+
+    Example: lives(np.array([1, NEVER, 2]))
+             -> starts [0, 0, 1, 2, 2, 3], ends [1, 2, 2, 3, 4, 4], born [0, 1, 0, 0, 2, 0],
+                dies [1, NEVER, 1, 2, NEVER, 2]
+    """
+    n = len(cut_step) + 1
+    end = n if end is None else min(end, n)
+    start = max(0, start)
+    out: list[tuple[int, int, int, int]] = []
+    todo = [(start, end, int(NEVER))] if end > start else []
+    while todo:
+        s, e, dies = todo.pop()
+        inner = cut_step[s:e - 1]
+        born = int(inner.max()) if len(inner) else 0
+        if born >= NEVER:  # boundaries no merge removes: split there, each part lives to the end
+            born = int(NEVER)
+        if born < dies:
+            out.append((s, e, born, dies))
+        if len(inner) == 0:
+            continue
+        # The children: the pieces between the boundaries removed at step `born` (one for a merge;
+        # all of them for a piece fixed at step 0), each dying when this token was born.
+        cuts = (np.flatnonzero(inner == born) + s + 1).tolist()
+        edges = [s] + cuts + [e]
+        child_dies = dies if born >= NEVER else born
+        todo.extend((a, b, child_dies) for a, b in zip(edges, edges[1:]))
+    out.sort(key=lambda x: (x[0], x[2]))
+    arr = np.array(out, dtype=np.int64).reshape(-1, 4)
+    return arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
+
+
 def vocab(merges: Iterable[Merge]) -> dict[int, bytes]:
     """Id -> bytes for the 256 bytes plus each merge, in order.
 

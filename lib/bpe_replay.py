@@ -36,7 +36,7 @@ from typing import Any, Mapping
 import numpy as np
 import regex
 
-from lib.bpe import GPT2_PATTERN, NEVER, segments, to_bytes
+from lib.bpe import GPT2_PATTERN, NEVER, lives, segments, to_bytes
 from lib.tokens import byte_decoder
 
 NORMALIZERS = ("NFC", "NFD", "NFKC", "NFKD")
@@ -375,18 +375,31 @@ class Replay:
         k = self.n_steps if k is None else max(0, min(k, self.n_steps))
         starts, ends, last = segments(self.cut_step, k, start, len(self.data) if end is None else end)
         step_ids = [0] + [s.id for s in self.steps]
-        out = []
-        for s, e, l in zip(starts.tolist(), ends.tolist(), last.tolist()):
-            if l > 0:
-                tid = step_ids[l]
-                out.append(Token(s, e, tid, self.id_to_piece.get(tid, "")))
-            elif s in self.fixed:  # an added token, or a word found whole (one piece from step 0)
-                tid, piece, special = self.fixed[s]
-                out.append(Token(s, e, tid, piece, special))
-            else:
-                tid = self.byte_ids[self.data[s]]
-                out.append(Token(s, e, tid, _BYTE_CHAR[self.data[s]]))
-        return out
+        return [self._token(s, e, l, step_ids) for s, e, l in zip(starts.tolist(), ends.tolist(), last.tolist())]
+
+    def _token(self, s: int, e: int, last: int, step_ids: list[int]) -> Token:
+        """The token over bytes s:e whose latest inner boundary went at step `last`."""
+        if last > 0:
+            tid = step_ids[last]
+            return Token(s, e, tid, self.id_to_piece.get(tid, ""))
+        if s in self.fixed:  # an added token, or a word found whole (one piece from step 0)
+            tid, piece, special = self.fixed[s]
+            return Token(s, e, tid, piece, special)
+        tid = self.byte_ids[self.data[s]]
+        return Token(s, e, tid, _BYTE_CHAR[self.data[s]])
+
+    def lives(self, start: int = 0, end: int | None = None) -> list[tuple[Token, int, int]]:
+        """Every token the text (or bytes start:end, ending at a chunk boundary) holds at some
+        step, with the steps it lives through: (token, born, dies), there after k steps when
+        born <= k < dies (lib.bpe.lives); a token never merged further dies at NEVER.
+
+        Example: [(t.piece, b, d) for t, b, d in replay(" the", m).lives()][:2]
+                 -> [("Ġ", 0, 1), ("Ġt", 1, 2)]  (SmolLM2)
+        """
+        starts, ends, born, dies = lives(self.cut_step, start, len(self.data) if end is None else end)
+        step_ids = [0] + [s.id for s in self.steps]
+        return [(self._token(s, e, b, step_ids), b, d)
+                for s, e, b, d in zip(starts.tolist(), ends.tolist(), born.tolist(), dies.tolist())]
 
     @property
     def ids(self) -> list[int]:

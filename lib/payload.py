@@ -44,3 +44,27 @@ def unpack_u16(packed: dict) -> np.ndarray:
     if q.size != packed["n"]:
         raise ValueError(f"payload holds {q.size} values, says {packed['n']}")
     return packed["lo"] + q.astype(np.float64) * packed["scale"]
+
+
+def pack_ints(values: Any) -> dict:
+    """Whole numbers exactly, as unsigned 8-, 16- or 32-bit integers (the narrowest that holds
+    them), little-endian, in base64: what static/views/common.js `unpackInts` reads.
+
+    Example: unpack_ints(pack_ints([0, 300, 7])) -> [0, 300, 7] (two bytes each)
+    """
+    x = np.asarray(values, dtype=np.int64).ravel()
+    if x.size and (x.min() < 0 or x.max() > 0xFFFFFFFF):
+        raise ValueError("pack_ints takes whole numbers from 0 to 2**32 - 1")
+    top = int(x.max()) if x.size else 0
+    width = 1 if top <= 0xFF else 2 if top <= 0xFFFF else 4
+    q = x.astype({1: "<u1", 2: "<u2", 4: "<u4"}[width])
+    return {"b64": base64.b64encode(q.tobytes()).decode("ascii"), "width": width, "n": int(x.size)}
+
+
+def unpack_ints(packed: dict) -> np.ndarray:
+    """The whole numbers a view decodes from `pack_ints`'s dict (int64)."""
+    dtype = {1: "<u1", 2: "<u2", 4: "<u4"}[packed["width"]]
+    q = np.frombuffer(base64.b64decode(packed["b64"]), dtype=dtype)
+    if q.size != packed["n"]:
+        raise ValueError(f"payload holds {q.size} values, says {packed['n']}")
+    return q.astype(np.int64)

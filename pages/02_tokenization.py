@@ -5,13 +5,11 @@ import ui
 
 ui.through_app()  # a lesson link opened before app.py's navigation exists (see ui/__init__.py)
 
-from functools import partial
-
 import streamlit as st
 
 from lib import bpe
 from lib.tokens import readable_tokens
-from ui import core, differs_view, lesson, nav, quiz_widget
+from ui import core, differs_view, lesson, nav, quiz_widget, views
 from ui import tokenization_view as view
 from ui.core import num, t
 from ui.live_chart import live_chart
@@ -26,38 +24,28 @@ lesson.show(text, "algorithm")
 lesson.show(text, "split")
 
 # ---------------------------------------------------------------- part 1: build a vocabulary
+# The corpus and the splitting rule train a new vocabulary (the server); the target size, the step
+# and the player are answered in the browser from the training sent once (ui/views.py).
 st.header(t("tokenization.build.header"))
 lesson.show(text, "build")
-c1, c2, c3 = st.columns([3, 2, 2], vertical_alignment="bottom")
+c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
 sources = c1.pills(t("tokenization.build.corpus"), options=list(view.SOURCES), selection_mode="multi",
                    default=list(view.SOURCES), format_func=view.names("tokenization.build.source", view.SOURCES).get,
                    key="tokenization.corpus")
 pattern = c2.segmented_control(t("tokenization.build.pattern"), options=list(bpe.PATTERNS), default="gpt2",
                                format_func=view.names("tokenization.build.pattern", bpe.PATTERNS).get,
                                key="tokenization.pattern") or "gpt2"
-requested = c3.number_input(t("tokenization.build.target"), value=view.DEFAULT_TARGET, step=10,
-                            help=t("tokenization.build.target_help"), key="tokenization.target")
 corpus, notes = view.build_corpus(sources or [], core.text())
 for kind, note in notes:
     getattr(st, kind)(note)
-target, target_note = view.clamp_target(requested)
-if target_note:
-    st.warning(target_note)
 if not corpus.strip():
     st.info(t("tokenization.build.empty"))
 else:
     training = view.get_training(corpus, pattern)
-    n = min(target - bpe.N_BYTES, training.n_merges)
     st.caption(t("tokenization.build.corpus_size", chars=num(len(corpus)), bytes=num(len(training.corpus)),
                  chunks=num(training.n_chunks)))
-    if target - bpe.N_BYTES > training.n_merges:
-        st.info(t("tokenization.build.exhausted", n=num(training.n_merges), size=num(training.vocab_size)))
-    window = bpe.chunk_end(training.cut_step, view.CHIPS_MAX_BYTES // 3)
-    if n == 0:
-        view.draw_training(training, 0, 0, window)
-    else:
-        view.player("tokenization.build", n, partial(view.draw_training, training, n=n, window_end=window),
-                    identity=f"{pattern}:{hash(corpus)}")
+    views.view("tokenization", "tokenization.view", view.build_data(
+        training, views.data_key("build", pattern, corpus, core.lang(), view.link_token()), core.lang()))
 lesson.show(text, "build_notes")
 
 # ---------------------------------------------------------------- part 2: the real model's merges
@@ -90,12 +78,8 @@ else:
             st.error(t("tokenization.real.differs", ours=num(len(r.ids)), theirs=num(len(own))))
         if r.whole:
             st.info(t("tokenization.real.whole", n=num(r.whole)))
-        window = bpe.chunk_end(r.cut_step, view.CHIPS_MAX_BYTES)
-        if r.n_steps == 0:
-            view.draw_replay(r, 0, window)
-        else:
-            view.player("tokenization.real", r.n_steps, partial(view.draw_replay, r, window_end=window),
-                        identity=f"{name}:{hash(r.text)}", speed=1 if r.n_steps <= 60 else 5)
+        views.view("tokenization", "tokenization.real_view", view.real_data(
+            r, views.data_key("real", name, r.text, core.lang(), view.link_token()), core.lang()))
         with st.expander(t("tokenization.real.table"), expanded=False):
             st.dataframe(view.token_table(r), hide_index=True, key="tokenization.real.token_table")
     lesson.show(text, "markers")
@@ -120,15 +104,9 @@ st.markdown(t(f"tokenization.lang.{verdict}", pct=num(abs(100 * (it_total / max(
 live_chart(view.language_figure(costs), key="tokenization.lang_chart")
 
 
-@st.fragment
-def paragraphs() -> None:
-    """One paragraph in both languages, token by token: the slider reruns this section alone."""
-    pick = st.slider(t("tokenization.lang.pick"), 1, len(costs), 1, key="tokenization.lang.paragraph")
-    view.paragraph_pair(name, pick - 1)
-
-
-if model is not None:
-    paragraphs()
+if model is not None:  # the paragraph slider is answered in the browser
+    views.view("tokenization", "tokenization.pair_view", view.pair_data(
+        name, views.data_key("pair", name, core.lang()), core.lang()))
 lesson.show(text, "languages_why")
 
 differs_view.tokenization_section()  # both built-in tokenizers, side by side

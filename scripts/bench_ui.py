@@ -66,8 +66,8 @@ class Spec:
 # The view-only widgets of each lesson.
 WIDGETS: dict[str, tuple[Spec, ...]] = {
     "numbers": (Spec("numbers.layer"),),
-    "tokenization": (Spec("tokenization.build.step"), Spec("tokenization.real.step"),
-                     Spec("tokenization.lang.paragraph")),
+    # The merge steps, play, the target size, raw/ids and the paragraph are the browser views' (no run).
+    "tokenization": (),
     "embeddings": (Spec("embeddings.dims"), Spec("embeddings.k"), Spec("embeddings.depth")),
     "position": tuple(Spec(k) for k in ("position.m", "position.pair", "position.layer", "position.head",
                                         "position.live_pair")),

@@ -159,6 +159,25 @@ def test_training_work_redraws_the_corpus(pattern):
             break  # the recount is slow: the first steps are enough
 
 
+@pytest.mark.parametrize("pattern", ["gpt2", "gpt4"])
+def test_lives_hold_every_state_of_the_training(pattern):
+    """Oracle: the tokens alive at step k are segments(k), for every k, in the whole corpus and in
+    a window that ends at a chunk boundary."""
+    t = train(TRAIN_CORPUS, 256 + 120, pattern)
+    for end in (None, chunk_end(t.cut_step, 200)):
+        starts, ends, born, dies = bpe.lives(t.cut_step, 0, end)
+        assert (np.diff(starts) >= 0).all() and (born < dies).all()
+        for k in range(t.n_merges + 2):
+            alive = (born <= k) & (k < dies)
+            s, e, last = segments(t.cut_step, k, 0, end)
+            assert starts[alive].tolist() == s.tolist() and ends[alive].tolist() == e.tolist()
+            assert born[alive].tolist() == last.tolist()
+    assert [x.tolist() for x in bpe.lives(np.array([1, NEVER, 2]))] == [
+        [0, 0, 1, 2, 2, 3], [1, 2, 2, 3, 4, 4], [0, 1, 0, 0, 2, 0], [1, NEVER, 1, 2, NEVER, 2]]
+    assert [x.tolist() for x in bpe.lives(np.zeros(0, dtype=np.int32))] == [[0], [1], [0], [NEVER]]
+    assert [x.size for x in bpe.lives(np.zeros(0, dtype=np.int32), 0, 0)] == [0, 0, 0, 0]
+
+
 @pytest.mark.parametrize("size", [-5, 0, 255, 256])
 def test_no_merges_below_257(size):
     t = train("abababab", size)
@@ -242,6 +261,9 @@ def test_replay_equals_the_real_tokenizer(smollm, real, text):
     r = replay(text, smollm)
     assert r.ids == real.tokenizer.encode(text, add_special_tokens=False)
     _check_states(r)
+    lives = r.lives()
+    for k in range(r.n_steps + 1):  # the lives hold every state, added tokens and whole words included
+        assert [t for t, b, d in lives if b <= k < d] == r.tokens(k)
     first = r.tokens(0)
     assert all(t.end - t.start == 1 or t.special for t in first)
 

@@ -1,20 +1,21 @@
-"""AppTest of the tokenization lesson in both languages: the animation's controls, the replay
-against the tokenizer's own output, the Italian/English measurement, bad input, other models.
+"""AppTest of the tokenization lesson in both languages: what the browser views are sent (the
+training's and the replay's every step, against lib and the tokenizer's own output), the
+Italian/English measurement, bad input, other models. The views' moves themselves (step, play,
+target, raw/ids, paragraph) are answered in the browser: tests/e2e/test_tokenization.py.
 """
 
 from __future__ import annotations
 
-import re
-
+import numpy as np
 import pytest
 
 from lib import bpe, i18n
+from lib.payload import unpack_ints
 from lib.quiz import format_number, load_bank
 from lib.tokens import show_bytes
-from tests.apptest import page_text, start, chart, chart_keys
+from tests.apptest import page_text, start, chart_keys, view_data
 
 PAGE = "pages/02_tokenization.py"
-CHIP_ID = re.compile(r"title='id (-?\d+) ")
 
 
 def _open(lang, text=None):
@@ -35,10 +36,24 @@ def _prefix(label: str) -> str:
     return label.split("{")[0].strip()
 
 
-def _chips(at, index):
-    """Token ids of the index-th chips box on the page (0: training, 1: replay)."""
-    boxes = [h.value for h in at.html if "tok-chips" in h.value]
-    return [int(x) for x in CHIP_ID.findall(boxes[index])], boxes[index]
+def _alive(lives: dict, k: int) -> np.ndarray:
+    """Indices of the tokens a view shows after k steps (born <= k < dies), as tokenization.js does."""
+    born, dies = unpack_ints(lives["born"]), unpack_ints(lives["dies"])
+    return np.flatnonzero((born <= k) & (k < dies))
+
+
+def _build_ids(at, k: int) -> list[int]:
+    """Token ids of the training view's chips after k merges."""
+    lives = view_data(at, "tokenization.view")["lives"]
+    return unpack_ints(lives["id"])[_alive(lives, k)].tolist()
+
+
+def _real_ids(at, k: int | None = None) -> list[int]:
+    """Token ids of the replay view's chips after k steps (the last by default), dropped bytes as -1."""
+    data = view_data(at, "tokenization.real_view")
+    k = data["n_steps"] if k is None else k
+    kinds = unpack_ints(data["lives"]["kind"])[_alive(data["lives"], k)]
+    return [data["kinds"][i][0] for i in kinds]
 
 
 def _corpus(at, lang):
@@ -61,10 +76,20 @@ def test_page_runs_with_real_content(lang, real):
     own = real.tokenizer.encode(learner, add_special_tokens=False)
     assert any(x.value == i18n.fill(labels["tokenization.real.same"], n=str(len(own))) for x in at.success)
     # Step 0 of both animations: every chip is one byte; the training corpus starts with the learner's text.
-    train_ids, _ = _chips(at, 0)
+    train_ids = _build_ids(at, 0)
     assert train_ids[:len(learner.encode())] == list(learner.encode())
-    replay_ids, _ = _chips(at, 1)
-    assert len(replay_ids) == len(learner.encode())
+    assert len(_real_ids(at, 0)) == len(learner.encode())
+    build, real_view = view_data(at, "tokenization.view"), view_data(at, "tokenization.real_view")
+    assert build["lang"] == real_view["lang"] == lang
+    assert build["labels"]["target"] == labels["tokenization.build.target"]
+    assert real_view["labels"]["view_raw"] == labels["tokenization.real.view.raw"]
+    assert build["settings"] == {"target": 456, "view": "readable", "ids": True, "from_link": None}
+    # The paragraph pair: each paragraph's tokens, counted by the tokenizer itself.
+    from ui.tokenization_view import paragraphs as paras
+
+    pair = view_data(at, "tokenization.pair_view")
+    assert len(pair["pairs"]) == len(paras("it"))
+    assert pair["pairs"][0]["it"]["n"] == len(real.tokenizer.encode(paras("it")[0], add_special_tokens=False))
     # The Italian/English comparison is measured with the tokenizer itself.
     from ui.tokenization_view import paragraphs
 
@@ -74,58 +99,45 @@ def test_page_runs_with_real_content(lang, real):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics[labels["tokenization.lang.it_total"]].replace(".", "").replace(",", "") == str(it)
     assert metrics[labels["tokenization.lang.en_total"]].replace(".", "").replace(",", "") == str(en)
-    assert len(chart_keys(at)) >= 3
+    assert chart_keys(at) == ["tokenization.lang_chart"]  # the animation's charts are drawn in the browser
     assert len([b for b in at.button if b.key and b.key.startswith("FormSubmitter:quiz.tokenization.")]) == \
         len(load_bank(lang, "tokenization"))
 
 
-def test_player_steps_through_the_training():
+def test_the_training_view_holds_every_step_of_lib_s_training(monkeypatch):
     at = _open("en")
-    labels = _labels("en")
     training = bpe.train(_corpus(at, "en"), bpe.N_BYTES + 500, "gpt2")
-    n = at.session_state["tokenization.target"] - bpe.N_BYTES
-    at.button(key="tokenization.build.play").click().run()  # play: the first tick comes at once
-    assert not at.exception
-    assert at.session_state["tokenization.build.step"] == 1 and at.session_state["tokenization.build.playing"]
-    at.run()  # a tick
-    assert at.session_state["tokenization.build.step"] == 2
-    at.button(key="tokenization.build.play").click().run()  # pause
-    assert not at.session_state["tokenization.build.playing"]
-    assert at.session_state["tokenization.build.step"] == 2
-    ids, html = _chips(at, 0)
-    assert "data-new='1'" in html  # the tokens the last merge made are outlined
-    assert training.merges[1].id in ids
-    from ui.tokenization_view import code, pair_parts
-
-    m = training.merges[1]
-    a, b = pair_parts(training, m.pair)
-    card = i18n.fill(labels["tokenization.build.stepk"], k="2", n=str(n), pair=f"{code(a)} + {code(b)}",
-                     new=code(show_bytes(training.vocab()[m.id])), id=str(m.id), count=str(m.count))
-    assert card in [x.value for x in at.markdown]
-    metrics = {x.label: x.value for x in at.metric}
-    assert metrics[labels["tokenization.build.tokens"]].replace(",", "") == str(training.n_tokens[2])
-    at.button(key="tokenization.build.next").click().run()
-    assert at.session_state["tokenization.build.step"] == 3
-    # The two charts show step 3: the first bar is the fourth merge (the next one), with its count;
-    # the curve's marker sits at 3 merges, at the corpus's bytes per token then.
-    nxt = training.merges[3]
-    a, b = pair_parts(training, nxt.pair)
-    bars = chart(at, "tokenization.build.pairs_chart")["data"][0]
-    assert bars["y"][0] == f"«{a}» + «{b}»" and bars["x"][0] == nxt.count
-    marker = chart(at, "tokenization.build.curve_chart")["data"][1]
-    assert marker["x"] == [3]
-    assert marker["y"][0] == pytest.approx(len(training.corpus) / training.n_tokens[3])
-    at.button(key="tokenization.build.last").click().run()
-    assert at.slider(key="tokenization.build.step").value == n == 200
-    ids, _ = _chips(at, 0)
+    data = view_data(at, "tokenization.view")
+    assert data["n_merges"] == training.n_merges >= 400 and data["n_bytes"] == len(training.corpus)
+    assert unpack_ints(data["n_tokens"]).tolist() == list(training.n_tokens)
+    merges = unpack_ints(data["merges"]).reshape(-1, 3)
+    assert [(tuple(m[:2]), m[2]) for m in merges.tolist()] == [(m.pair, m.count) for m in training.merges]
+    table = training.vocab()
+    assert data["vocab"] == [show_bytes(table[i]) for i in range(256 + training.n_merges)]
+    assert data["hex"][256] == table[256].hex().upper()
+    # The chips after k merges are lib's spans of the window; the top pairs are lib's, step by step.
     window = bpe.chunk_end(training.cut_step, 2_500 // 3)
-    assert ids == [s.id for s in training.spans(n, 0, window)]
-    # Another splitting rule is another training: the animation starts again from the bytes.
+    assert data["window"] == window
+    for k in (0, 1, 2, 3, 200, training.n_merges):
+        assert _build_ids(at, k) == [s.id for s in training.spans(k, 0, window)], k
+    lengths = unpack_ints(data["top"]["len"]).tolist()
+    flat = unpack_ints(data["top"]["pairs"]).reshape(-1, 3).tolist()
+    assert lengths == [len(p) for p in training.top_pairs]
+    at3 = sum(lengths[:3])
+    assert [((a, b), c) for a, b, c in flat[at3:at3 + lengths[3]]] == list(training.top_pairs[3])
+    # A rerun sends the same data (the browser keeps its step); no training runs again.
+    import ui.tokenization_view as tv
+
+    monkeypatch.setattr(tv.bpe, "train", lambda *a, **k: (_ for _ in ()).throw(AssertionError("trained again")))
+    at.run()
+    assert view_data(at, "tokenization.view") == data
+    monkeypatch.undo()
+    # Another splitting rule is another training: new data, so the animation starts again.
     at.button_group(key="tokenization.pattern").set_value("gpt4").run()
     assert not at.exception
-    assert at.session_state["tokenization.build.step"] == 0
+    assert view_data(at, "tokenization.view")["key"] != data["key"]
     corpus = _corpus(at, "en")
-    chunks = i18n.fill(labels["tokenization.build.corpus_size"], chars=format_number(len(corpus), "en"),
+    chunks = i18n.fill(_labels("en")["tokenization.build.corpus_size"], chars=format_number(len(corpus), "en"),
                        bytes=format_number(len(corpus.encode()), "en"),
                        chunks=format_number(len(bpe.split(corpus, "gpt4")), "en"))
     assert chunks in [c.value for c in at.caption]
@@ -134,14 +146,14 @@ def test_player_steps_through_the_training():
 def test_replay_last_step_equals_the_tokenizer(real):
     text = "Perché il 🍞 costa 3,50 €?\n  def f(x): return x  # ok"
     at = _open("en", text)
-    at.button(key="tokenization.real.last").click().run()
     assert not at.exception
-    ids, html = _chips(at, 1)
-    assert ids == real.tokenizer.encode(text, add_special_tokens=False)
-    assert "\ufffd" not in html
-    at.button(key="tokenization.real.first").click().run()
-    ids, _ = _chips(at, 1)
-    assert len(ids) == len(text.encode())
+    assert _real_ids(at) == real.tokenizer.encode(text, add_special_tokens=False)
+    data = view_data(at, "tokenization.real_view")
+    assert not any("\ufffd" in k[1] for k in data["kinds"])
+    assert len(_real_ids(at, 0)) == len(text.encode())
+    # The count of tokens after each step, of the whole text: bytes first, the tokenizer's at the end.
+    now = unpack_ints(data["tokens_now"]).tolist()
+    assert len(now) == data["n_steps"] + 1 and now[0] == len(text.encode()) and now[-1] == len(_real_ids(at))
 
 
 @pytest.mark.parametrize("lang,text,expect", [
@@ -163,33 +175,31 @@ def test_bad_text_gets_a_message_not_a_traceback(lang, text, expect, real):
     elif expect == "long":
         assert any(_prefix(labels["tokenization.build.yours_capped"]) in w for w in warnings)
         assert any(_prefix(labels["tokenization.real.capped"]) in w for w in warnings)
-        ids, _ = _chips(at, 1)
-        assert len(ids) > 0
+        assert len(_real_ids(at)) > 0
     else:
         own = real.tokenizer.encode(text, add_special_tokens=False)
         assert any(x.value == i18n.fill(labels["tokenization.real.same"], n=str(len(own))) for x in at.success)
 
 
-def test_out_of_range_target_and_empty_corpus():
+def test_the_target_s_bounds_and_an_empty_corpus():
+    """The target size is the browser's (static/views/tokenization.js clamps it, with a notice):
+    the server sends its bounds and every merge up to the largest."""
     at = _open("en")
     labels = _labels("en")
-    at.number_input(key="tokenization.target").set_value(100).run()
-    assert any(_prefix(labels["tokenization.build.target_low"]) in w.value for w in at.warning)
-    assert not any(b.key == "tokenization.build.play" for b in at.button)  # 0 merges: bytes, no player
-    at.number_input(key="tokenization.target").set_value(100_000).run()
-    assert any(_prefix(labels["tokenization.build.target_high"]) in w.value for w in at.warning)
-    assert any(_prefix(labels["tokenization.build.exhausted"]) in x.value for x in at.info)
+    data = view_data(at, "tokenization.view")
+    assert (data["min_target"], data["max_target"]) == (256, 756)
+    assert data["labels"]["target_low"] == labels["tokenization.build.target_low"]
     at.button_group(key="tokenization.corpus").set_value([]).run()
     assert labels["tokenization.build.empty"] in [x.value for x in at.info]
+    assert view_data(at, "tokenization.view") is None
     assert not at.exception
 
 
 def test_a_tiny_corpus_runs_out_of_pairs():
     at = _open("it", "ab ab")
     at.button_group(key="tokenization.corpus").set_value(["yours"]).run()
-    labels = _labels("it")
-    assert any(x.value == i18n.fill(labels["tokenization.build.exhausted"], n="1", size="257") for x in at.info)
-    assert at.slider(key="tokenization.build.step").max == 1
+    data = view_data(at, "tokenization.view")
+    assert data["n_merges"] == 1 and data["labels"]["exhausted"] == _labels("it")["tokenization.build.exhausted"]
     assert not at.exception
 
 
@@ -209,11 +219,9 @@ def test_gpt2_family_model_with_a_byte_tokenizer(tiny_gpt2, monkeypatch):
     at = _open("en")
     _load(at, name)
     labels = _labels("en")
-    text = page_text(at)
-    assert _prefix(labels["tokenization.real.step0"].replace("**", "")) in text.replace("**", "")
-    assert not any(b.key == "tokenization.real.play" for b in at.button)  # no merges: nothing to animate
-    ids, _ = _chips(at, 1)
-    assert ids == tiny_gpt2.tokenizer.encode(at.session_state["app.text"], add_special_tokens=False)
+    assert view_data(at, "tokenization.real_view")["labels"]["step0"] == labels["tokenization.real.step0"]
+    assert view_data(at, "tokenization.real_view")["n_steps"] == 0  # no merges: nothing to animate
+    assert _real_ids(at) == tiny_gpt2.tokenizer.encode(at.session_state["app.text"], add_special_tokens=False)
 
 
 def test_a_tokenizer_that_is_not_byte_level_bpe_gets_a_message(tiny_gpt2, monkeypatch):

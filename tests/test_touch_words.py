@@ -40,13 +40,15 @@ def test_every_mouse_instruction_also_says_what_to_do_on_a_phone(lang):
 
 
 def test_token_chips_with_numbers_take_focus_on_a_tap():
-    from ui import styles
+    from ui import styles, views
     from ui.sampling_view import _chip
-    from ui.tokenization_view import chip
 
     numbers = _chip("gatto", "p = 12%", "#FFFFFF")
     assert "tabindex='-1'" in numbers and "class='itt-tip'" in numbers and "title='p = 12%'" in numbers
     assert "tabindex" not in _chip("gatto", "", "#EEEEEE")  # no numbers, nothing to tap for
-    assert "tabindex='-1'" in chip("gatto", 42, "id 42")
+    # The tokenization views' chips (static/views/tokenization.js): a title, focusable by a tap.
+    chips = (views.FOLDER / "tokenization.js").read_text(encoding="utf-8")
+    assert 'span.className = c.dropped ? "tok-chip tok-dropped" : "tok-chip"' in chips
+    assert "span.tabIndex = -1" in chips and "span.title = " in chips
     # the focused chip shows its title (the numbers) under itself
     assert ".itt-tip:focus::after" in styles.CSS and "content: attr(title)" in styles.CSS

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lib.payload import pack_u16, unpack_u16
+from lib import bpe
+from lib.payload import pack_ints, pack_u16, unpack_u16
 from lib.quiz import format_number
 from lib.sampling import draw_at, filter_steps, seed_uniform
 
@@ -68,8 +69,32 @@ def common() -> dict:
     return {"packs": packs, "numbers": numbers, "percents": percents}
 
 
+def tokenization() -> dict:
+    """The training animation's lives (lib.bpe.lives) and, for every step, the tokens lib's
+    segments give (Training.spans) in the same window; exact integers through pack_ints."""
+    text = ("Il gatto dorme sul divano, il gatto sogna. The cat sleeps on the sofa; the cat dreams!\n"
+            "aaabdaaabac 2024 2025 🍞🍞 perché perché") * 3
+    cases = []
+    for pattern, size in (("gpt2", 256 + 60), ("gpt4", 256 + 40)):
+        t = bpe.train(text, size, pattern)
+        n = t.n_merges
+        window = bpe.chunk_end(t.cut_step, 120)
+        starts, ends, born, dies = bpe.lives(t.cut_step, 0, window)
+        data = np.frombuffer(t.corpus, dtype=np.uint8)
+        merge_ids = np.array([0] + [m.id for m in t.merges], dtype=np.int64)
+        ids = np.where(born > 0, merge_ids[born], data[starts])
+        dies = np.where(dies >= bpe.NEVER, n + 1, dies)
+        cases.append({"pattern": pattern, "n": n, "id": pack_ints(ids), "born": pack_ints(born), "dies": pack_ints(dies),
+                      "states": [[s.id for s in t.spans(k, 0, window)] for k in range(n + 1)],
+                      "top_len": [len(p) for p in t.top_pairs]})
+    ints = []
+    for values in ([], [0], [0, 255], [0, 256, 65535], [7, 65536, 2**32 - 1], list(range(0, 3000, 7))):
+        ints.append({"packed": pack_ints(values), "values": values})
+    return {"trainings": cases, "ints": ints}
+
+
 def build() -> dict[str, dict]:
-    return {"sampling.json": sampling(), "common.json": common()}
+    return {"sampling.json": sampling(), "common.json": common(), "tokenization.json": tokenization()}
 
 
 def write() -> None:

@@ -102,6 +102,7 @@ SHARED: dict[str, dict[str, Param]] = {
 IN_BROWSER: dict[str, tuple[str, tuple[str, ...], str]] = {  # lesson: (store name, params, link token key)
     "sampling": ("sampling.settings", SV.SETTINGS, SV.LINK_KEY),
     "attention": ("attention.chosen", ("layer", "head"), AV.CHOSEN_TOKEN),
+    "tokenization": ("tokenization.settings", ("target", "view", "ids"), "tokenization.link_settings"),
 }
 
 NOTICES_KEY = "app.share.notices"

@@ -235,6 +235,18 @@ export function perFrame(fn) {
   };
 }
 
+/** lib/payload.py's pack_ints read back: whole numbers, exactly, as a typed array (little-endian). */
+export function unpackInts(packed) {
+  const bytes = bytesOf(packed.b64);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const w = packed.width;
+  const n = bytes.byteLength / w;
+  if (n !== packed.n) throw new Error(`payload holds ${n} values, says ${packed.n}`);
+  const out = w === 4 ? new Uint32Array(n) : w === 2 ? new Uint16Array(n) : new Uint8Array(n);
+  for (let i = 0; i < n; i++) out[i] = w === 4 ? view.getUint32(4 * i, true) : w === 2 ? view.getUint16(2 * i, true) : bytes[i];
+  return out;
+}
+
 /** Runs `rebuild()` and gives the focus back to the same control (by its data-testid) if one of
  * the view's controls had it: new data must not throw a keyboard user out of the slider. */
 export function keepFocus(root, rebuild) {

@@ -45,7 +45,7 @@ def test_each_learner_sees_only_their_own_text(browser, app_url):
         for pg, box, text in zip(pages, boxes, TEXTS):
             click(pg, pg.locator('[data-testid="stSidebarNav"] a', has_text=en["lesson.tokenization.title"]).first)
             expect(box).to_have_value(text)
-            replay = pg.locator(".tok-chips").nth(1)
+            replay = pg.locator('[data-testid="tokenization.real.chips"]')
             expect(replay.locator(".tok-chip")).to_have_count(len(text.encode()), timeout=APP_TIMEOUT_MS)
             assert pg.locator('[data-testid="stException"]').count() == 0
     finally:
