@@ -31,7 +31,7 @@ Example (inside asyncio):
     async with Learner("http://127.0.0.1:8501", "attention", "lang=en") as me:
         await me.open()
         await me.set_text("Il gatto dorme sul divano.")
-        await me.slide("attention.head", 3)
+        await me.trigger("attention.view", "layer", {"layer": 3, "head": 0})
 """
 
 from __future__ import annotations
@@ -449,16 +449,21 @@ class Learner:
                                                 getattr(proto, "form_id", ""))
 
 
-def heatmap_tokens(me: Learner, key: str = "attention.heatmap") -> set[str]:
-    """The tokens a heatmap chart labels its axes with (spaces as the page writes them, ␣, undone);
-    empty if the chart is not on the page."""
+def heatmap_tokens(me: Learner, key: str = "attention.view") -> set[str]:
+    """The tokens a heatmap labels its axes with (spaces as the page writes them, ␣, undone): the
+    attention lesson's browser view's labels, or a plotly chart's; empty if it is not on the page."""
+    import html
     import json
 
     try:
         proto = me.widget(key).proto
-        # st.plotly_chart sends the figure as its spec; ui.live_chart inside its component's data.
-        raw = proto.spec if hasattr(proto, "spec") else json.loads(proto.json)["spec"]
-        spec = json.loads(raw)
+        if hasattr(proto, "spec"):  # st.plotly_chart
+            data = {"spec": proto.spec}
+        else:  # a component: a browser view (ui/views.py) or ui.live_chart
+            data = json.loads(proto.json)
+        if "ticks" in data:  # the attention view: its axis labels, escaped as plotly text
+            return {html.unescape(t).replace("\u2423", " ") for t in data["ticks"]}
+        spec = json.loads(data["spec"])
     except (KeyError, ValueError, AttributeError):
         return set()
     labels = []

@@ -104,8 +104,8 @@ def test_hub_request_while_others_capture(app_url):
             errors = [p.body for _k, (kind, p) in asker.elements.items() if kind == "alert" and p.format == 1]
             assert errors, "the learner who asked for a hub model got no message"
             # the page still works for them on the built-in model
-            await asker.slide("attention.head", 2)
-            assert asker.exceptions == [] and asker.widget("attention.heatmap")
+            await asker.trigger("attention.view", "layer", {"layer": 2, "head": 0})  # a layer not sent yet
+            assert asker.exceptions == [] and heatmap_tokens(asker)
         finally:
             await _close(learners)
 
@@ -131,7 +131,7 @@ def test_tab_closed_mid_run(app_url):
                 _sees_only_own(me, word, words + ["pig"])
             async with Learner(app_url, LESSON, "lang=en") as late:
                 await late.open()
-                await late.slide("attention.head", 1)
+                await late.trigger("attention.view", "layer", {"layer": 1, "head": 0})
                 assert late.exceptions == []
         finally:
             await _close(stayers)
