@@ -30,6 +30,9 @@ GROUPS = {
     "tests/test_pages.py": "page renders",
     "tests/test_pages_gemma.py": "page renders",
     "tests/test_page_chart_names.py": "page renders",
+    "tests/test_page_sentences.py": "page renders",
+    "tests/test_teaching_counts.py": "page renders",
+    "tests/test_text_rules.py": "page renders",
 }
 
 # Seconds each unit of 28 s or more took in a full run on three workers (on 2 cores, so about twice
