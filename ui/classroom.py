@@ -122,6 +122,7 @@ def take_params(page) -> None:
     if key is not None:
         st.session_state[TEACHER] = {"code": code, "secret": key.strip()}
         st.session_state.pop("class.teacher_ok", None)
+        st.session_state.pop("class.teacher_problem", None)  # a new link: the last one's message is past
         return
     mine = member()
     if mine and mine["code"] == code:

@@ -89,3 +89,36 @@ def test_the_teachers_lead_is_in_the_window_wherever_the_learner_is(browser, app
             expect(go).to_be_in_viewport()
     finally:
         store.delete_class(created.code, created.secret)
+
+
+def test_a_long_pseudonym_gets_a_message_and_an_idle_learner_is_told_the_class_is_over(browser, app_url, page):
+    """A pasted pseudonym over 32 characters is refused with a message (the browser's box does not
+    cut it in silence); then, joined and idle, the learner is told within seconds that the teacher
+    deleted the class, and the message stays."""
+    from playwright.sync_api import expect
+
+    en = i18n.ui("en")
+    store = ClassStore.from_env()
+    created = store.create_class("Short")
+    try:
+        goto(page, f"{app_url}/?lang=en&class={created.code}", en["lesson.numbers.title"],
+             timeout=SERVER_WARM_TIMEOUT_MS)
+        box = page.get_by_role("textbox", name=en["class.join.pseudonym"])
+        panel = page.locator('[data-testid="stForm"]').filter(has=box)
+        type_text(page, box, "A pseudonym that runs well past the limit", submit=None)
+        click(page, panel.get_by_role("button", name=en["class.join.button"], exact=True))
+        expect(page.get_by_text(i18n.fill(en["class.err.long"], n="32"))).to_be_visible(timeout=APP_TIMEOUT_MS)
+        assert store.dashboard(created.code, created.secret).learners == ()
+        type_text(page, box, "Idle one", submit=None)
+        click(page, panel.get_by_role("button", name=en["class.join.button"], exact=True))
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        expect(sidebar.get_by_text("Idle one", exact=True)).to_be_visible(timeout=APP_TIMEOUT_MS)
+        settle(page)
+        store.delete_class(created.code, created.secret)
+        expect(sidebar.get_by_text(en["class.gone.deleted"])).to_be_visible(timeout=BANNER_MS)
+        expect(sidebar.get_by_role("button", name=en["class.side.leave"])).to_have_count(0)
+        page.wait_for_timeout(3_000)  # later runs of the page leave the message in place
+        expect(sidebar.get_by_text(en["class.gone.deleted"])).to_be_visible()
+    finally:
+        if store.class_info(created.code) is not None:
+            store.delete_class(created.code, created.secret)
