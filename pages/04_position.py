@@ -8,7 +8,7 @@ import numpy as np
 import streamlit as st
 
 from lib import rope
-from ui import core, differs_view, lesson, nav, quiz_widget
+from ui import core, differs_view, lesson, nav, quiz_widget, views
 from ui import position_view as view
 from ui.core import num, t
 from ui.live_chart import live_chart
@@ -57,31 +57,15 @@ lesson.show(text, "rotation", d_head=num(d_head), n_pairs=num(n_pairs), last=num
             share_local=num(100 * context / local_periods[-1], 1))
 if not info.rope_theta:
     st.info(t("position.no_rope_base", base=num(base)))
-view.rotation_section(theta, context, text)
+# The position m and the pair, the angle heatmap that follows m: answered in the browser (ui/views.py).
+sent = views.data_key(core.model_name(), core.lang(), view.settings()["from_link"])
+views.view("position", "position.view", view.rotation_data(theta, context, sent, core.lang()))
+lesson.show(text, "angles", n_pairs=num(n_pairs))
+views.view("position", "position.angles", view.angles_data(theta, context, sent, core.lang()))
 
 st.header(t("position.relative.header"))
 lesson.show(text, "relative")
-c1, c2, c3 = st.columns(3)
-with c1:
-    n_q = view.number(t("position.n"), "position.n", context - 1, 7, "position.clamped_position", limit=num(context))
-with c2:
-    m_k = view.number(t("position.k"), "position.k", context - 1, 3, "position.clamped_position", limit=num(context))
-with c3:
-    shift = view.number(t("position.shift"), "position.shift", context - 1 - max(n_q, m_k), 100, "position.clamped_shift",
-                        limit=num(context))
-q, k = (rope.seeded_vector(d_head, s) for s in view.VECTOR_SEEDS)
-before_shift = rope.scores(q[None], k[None], [n_q], [m_k], base)[0, 0]
-after_shift = rope.scores(q[None], k[None], [n_q + shift], [m_k + shift], base)[0, 0]
-c1, c2, c3 = st.columns(3)
-c1.metric(t("position.score_at", n=num(n_q), m=num(m_k)), num(before_shift, 4))
-c2.metric(t("position.score_at", n=num(n_q + shift), m=num(m_k + shift)), num(after_shift, 4))
-c3.metric(t("position.score_diff"), f"{abs(after_shift - before_shift):.1e}")
-distances = np.arange(min(context, view.DISTANCE_MAX))
-curves = {t("position.dist.same"): rope.score_vs_distance(q, q, distances, base),
-          t("position.dist.different"): rope.score_vs_distance(q, k, distances, base)}
-mark = n_q - m_k if 0 <= n_q - m_k < len(distances) else None
-live_chart(view.distance_figure(distances, curves, mark, view.labels("position.dist", "title", "x", "y")),
-           key="position.distance_chart")
+views.view("position", "position.relative", view.relative_data(d_head, base, context, sent, core.lang()))
 lesson.show(text, "decay")
 
 st.header(t("position.live.header"))
@@ -93,35 +77,13 @@ if info.positional == "rope":
 
     @st.fragment
     def live() -> None:
-        c1, c2, c3, c4 = st.columns(4)
-        with c1:
-            layer = view.slider(t("position.layer"), "position.layer", info.n_layers - 1, 2, "position.clamped_layer",
-                                limit=num(info.n_layers))
-        with c2:
-            head = view.slider(t("position.head"), "position.head", info.n_heads - 1, 0, "position.clamped_head",
-                               limit=num(info.n_heads))
-        with c3:
-            live_pair = view.slider(t("position.live_pair"), "position.live_pair", n_pairs - 1, 0,
-                                    "position.clamped_pair", limit=num(n_pairs))
-        names = {x: t(f"position.which.{x}") for x in ("q", "k")}  # a plain dict: AppTest formats outside the run
-        which = c4.radio(t("position.which"), list(names), format_func=names.get, key="position.which", horizontal=True)
-        kv = cap.kv_head(head)
-        before = cap.q_pre[layer, head] if which == "q" else cap.k_pre[layer, kv]
-        after = cap.query(layer, head) if which == "q" else cap.key(layer, head)
-        vector = names[which]
-        live_chart(view.pair_plane_figure(rope.pair_points(before, live_pair), rope.pair_points(after, live_pair),
-                                               cap.tokens, view.labels("position.plane", "title", "before", "after", "x",
-                                                                       "y", "position", vector=vector, pair=num(live_pair),
-                                                                       i=live_pair, j=live_pair + n_pairs)),
-                        key="position.plane_chart")
-        live_chart(view.before_after_heatmaps(before, after, cap.tokens, view.labels(
-            "position.heat", "title", "before", "after", "change", "x", "hover", vector=vector, layer=num(layer), head=num(head))),
-            key="position.heat_chart")
-        dist, with_rope = rope.score_by_distance(cap.query(layer, head), cap.key(layer, head))
-        _, without = rope.score_by_distance(cap.q_pre[layer, head], cap.k_pre[layer, kv])
-        live_chart(view.distance_figure(dist, {t("position.live.with"): with_rope, t("position.live.without"): without},
-                                             None, view.labels("position.live", "title", "x", "y")),
-                        key="position.live_distance_chart")
+        """The layer needs the server (its vectors are sent one layer at a time); the head, the pair
+        and queries or keys are answered in the browser."""
+        layer = view.slider(t("position.layer"), "position.layer", info.n_layers - 1, 2, "position.clamped_layer",
+                            limit=num(info.n_layers))
+        views.view("position", "position.live", view.live_data(
+            cap, layer, view.layer_frequencies(lm, layer),
+            views.data_key(core.model_name(), core.text(), core.lang(), layer, view.settings()["from_link"]), core.lang()))
         lesson.show(text, "live_read")
 
     if cap is not None:

@@ -69,8 +69,9 @@ WIDGETS: dict[str, tuple[Spec, ...]] = {
     # The merge steps, play, the target size, raw/ids and the paragraph are the browser views' (no run).
     "tokenization": (),
     "embeddings": (Spec("embeddings.dims"), Spec("embeddings.k"), Spec("embeddings.depth")),
-    "position": tuple(Spec(k) for k in ("position.m", "position.pair", "position.layer", "position.head",
-                                        "position.live_pair")),
+    # m, the pair, n, k, the shift, the live head, pair and vectors are the browser view's (no run); the
+    # layer sends its own vectors.
+    "position": (Spec("position.layer"),),
     "attention": tuple(Spec(k) for k in ("attention.layer", "attention.head", "attention.dh", "attention.block",
                                          "attention.step")),
     "block": (Spec("block.norm_layer"), Spec("block.norm_token", "select"), Spec("block.resid_token", "select"),

@@ -1,7 +1,9 @@
-"""AppTest of the position lesson: both languages, the live model, clamped bad input, GPT-2's learned table.
+"""AppTest of the position lesson: both languages, the live model, bad input, GPT-2's learned table.
 
-Figures are read back from the page (the plotly JSON Streamlit sends) and compared with lib.rope
-and with the model's own tensors, so a test fails if the page shows the wrong numbers.
+The shuffle and learned-table figures are read back from the page (the plotly JSON Streamlit
+sends); the browser view's parts are checked by what they are sent (tests.apptest.view_data),
+against lib.rope and the model's own tensors, so a test fails if the page shows the wrong numbers.
+What the view does with it is held to lib by tests/js/position.test.js.
 """
 
 
@@ -10,7 +12,9 @@ import pytest
 import torch
 
 from lib import i18n, rope
-from tests.apptest import page_text, start, chart, plotly_array, label_prefix as prefix, switch_model, chart_keys
+from lib.capture import run_capture
+from lib.payload import unpack_u16
+from tests.apptest import page_text, start, chart, plotly_array, label_prefix as prefix, switch_model, chart_keys, view_data
 
 PAGE = "pages/04_position.py"
 
@@ -25,6 +29,18 @@ def title(fig: dict) -> str:
 
 def warnings(at) -> list[str]:
     return [w.value for w in at.warning]
+
+
+def sent(at, part: str) -> dict:
+    """What a part of the position view was sent (static/views/position.js answers its moves)."""
+    data = view_data(at, PARTS[part])
+    assert data is not None, f"no {part} view"
+    assert data["part"] == part
+    return data
+
+
+PARTS = {"rotation": "position.view", "angles": "position.angles", "relative": "position.relative",
+         "live": "position.live"}
 
 
 @pytest.mark.parametrize("lang", i18n.LANGS)
@@ -42,61 +58,113 @@ def test_page_runs_in_both_languages_with_the_live_model(lang, real):
     shuffle = chart(at, "position.shuffle_chart")
     plain, with_rope = (arr(trace["y"]) for trace in shuffle["data"])
     assert plain.max() < 1e-9 and with_rope.mean() > 1.0
-    # The rotation plot at its default (position 5, pair 0) names the angle m·θ_0 = 5 rad.
-    assert at.slider(key="position.m").value == 5 and at.slider(key="position.pair").value == 0
+    # The rotation view: the model's θ_i (its rotary module's), the defaults (position 5, pair 0).
+    rotation = sent(at, "rotation")
     theta = rope.frequencies(real.info.d_head, real.info.rope_theta)
-    fan = chart(at, "position.rotation_chart")["data"][-1]
-    np.testing.assert_allclose(arr(fan["theta"]), np.degrees(5 * theta) % 360, atol=1e-6)
-    # The shift metrics: same score before and after the shift.
-    metrics = [m.value for m in at.metric]
-    assert metrics[0] == metrics[1]
-    # The live model: the pair-plane plot shows the captured q before/after RoPE.
-    plane = chart(at, "position.plane_chart")
-    before, after = arr(plane["data"][1]["x"]), arr(plane["data"][2]["x"])
-    assert before[0] == pytest.approx(after[0], abs=1e-6)  # position 0 is not rotated
-    assert not np.allclose(before[1:], after[1:], atol=1e-3)
-    assert len(at.dataframe) == 1 and len(chart_keys(at)) == 7
+    np.testing.assert_allclose(rotation["theta"], theta, rtol=1e-6)
+    assert rotation["context"] == real.info.context_length
+    assert {k: rotation["settings"][k] for k in ("m", "pair", "n", "k", "shift")} == {
+        "m": 5, "pair": 0, "n": 7, "k": 3, "shift": 100}
+    assert rotation["labels"]["position"] == labels["position.position"]
+    assert sent(at, "angles")["theta"] == rotation["theta"] and sent(at, "angles")["key"] == rotation["key"]
+    # The relative part: the two fixed vectors and the base the view rotates them with.
+    relative = sent(at, "relative")
+    assert relative["rope_base"] == real.info.rope_theta and relative["distances"] == 2048
+    np.testing.assert_array_equal(relative["q"], rope.seeded_vector(64, 11))
+    # Every label the view writes exists in this language (an unknown id comes back as itself).
+    for part in PARTS:
+        missing = [v for v in sent(at, part)["labels"].values() if v.startswith(("position.", "chart.", "views."))]
+        assert not missing, (part, missing)
+    assert len(at.dataframe) == 1 and chart_keys(at) == ["position.shuffle_chart"]
 
 
-def test_view_sliders_redraw_without_running_the_model(monkeypatch):
+def test_the_live_part_is_the_models_own_queries_and_keys(real):
+    """Oracle: the view's vectors turned by the θ_i it is sent (lib.rope.apply_rope, the same rotation
+    as the view's) are the model's own rotated queries and keys; the scores by distance are lib's."""
+    text = "The quick brown fox jumps over the lazy dog, and the dog sleeps."
+    at = start("en", PAGE, text=text)
+    live = sent(at, "live")
+    cap = run_capture(real, text)
+    layer, t_ = live["layer"], cap.n_tokens
+    assert layer == 2 and live["n_tokens"] == t_ and live["n_heads"] == 9 and live["n_kv_heads"] == 3
+    assert live["kv_of_head"] == [cap.kv_head(h) for h in range(9)]
+    q = unpack_u16(live["q"]).reshape(9, t_, 64)
+    k = unpack_u16(live["k"]).reshape(3, t_, 64)
+    np.testing.assert_allclose(q, cap.q_pre[layer], atol=live["q"]["scale"])
+    theta = np.asarray(live["theta"])
+    for h in (0, 4, 8):
+        np.testing.assert_allclose(rope.apply_rope(q[h], inv_freq=theta), cap.query(layer, h), atol=2e-3)
+        np.testing.assert_allclose(rope.apply_rope(k[cap.kv_head(h)], inv_freq=theta), cap.key(layer, h), atol=2e-3)
+    with_rope = unpack_u16(live["with_rope"]).reshape(9, t_)
+    expected = rope.score_by_distance(cap.query(layer, 4), cap.key(layer, 4))[1]
+    np.testing.assert_allclose(with_rope[4], expected, atol=live["with_rope"]["scale"])
+    assert live["tokens"][1] == f"1 · {cap.tokens[1]}"
+
+
+def test_gemmas_windowed_and_global_layers_turn_with_their_own_base(real_gemma):
+    """Gemma 3 has two RoPE bases: the view gets the layer's own θ_i (its rotary module's), and
+    turning the sent vectors by them gives the model's own queries on both kinds of layer."""
+    from lib.models import GEMMA_MODEL
+
+    text = "The cat sat on the mat because it was tired."
+    at = start("en", text=text)
+    at.radio(key="app.builtin").set_value(GEMMA_MODEL)
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, at.exception
+    info = real_gemma.info
+    cap = run_capture(real_gemma, text)
+    bases = {"sliding_attention": info.rope_theta_local, "full_attention": info.rope_theta}
+    for layer in (info.layer_types.index("sliding_attention"), info.layer_types.index("full_attention")):
+        at.slider(key="position.layer").set_value(layer)
+        at.run()
+        live = sent(at, "live")
+        theta = np.asarray(live["theta"])
+        np.testing.assert_allclose(theta, rope.frequencies(info.d_head, bases[info.layer_types[layer]]), rtol=1e-6)
+        q = unpack_u16(live["q"]).reshape(live["n_heads"], live["n_tokens"], info.d_head)
+        np.testing.assert_allclose(rope.apply_rope(q[1], inv_freq=theta), cap.query(layer, 1), atol=2e-3)
+    # The rotation chart uses the global layers' base, as the lesson's text says.
+    np.testing.assert_allclose(sent(at, "rotation")["theta"], rope.frequencies(info.d_head, info.rope_theta), rtol=1e-6)
+
+
+def test_the_layer_sends_its_own_vectors_without_running_the_model(monkeypatch):
+    """The layer is the one choice of the live part that needs the server (a layer's vectors are sent
+    at a time); it reads the capture already made. The other parts' data stays as sent."""
     at = start("en", PAGE)
     import ui.cache
 
     def no_model(*args, **kwargs):
-        raise AssertionError("a view slider ran the model")
+        raise AssertionError("a view choice ran the model")
 
     monkeypatch.setattr(ui.cache, "run_capture", no_model)
-    first = title(chart(at, "position.rotation_chart"))
-    at.slider(key="position.m").set_value(40)
-    at.slider(key="position.pair").set_value(3)
+    first, rotation = sent(at, "live"), sent(at, "rotation")
     at.slider(key="position.layer").set_value(7)
-    at.slider(key="position.head").set_value(5)
-    at.radio(key="position.which").set_value("k")
     at.run()
     assert not at.exception, at.exception
-    second = title(chart(at, "position.rotation_chart"))
-    assert second != first and "40" in second
-    assert chart(at, "position.angle_chart")["layout"]["shapes"][0]["x0"] == 40  # the marker follows m
-    assert i18n.ui("en")["position.which.k"] in title(chart(at, "position.plane_chart"))
+    second = sent(at, "live")
+    assert second["layer"] == 7 and second["key"] != first["key"] and second["q"] != first["q"]
+    assert sent(at, "rotation")["key"] == rotation["key"]  # the rotation view keeps the learner's settings
 
 
 @pytest.mark.parametrize("lang", i18n.LANGS)
-def test_positions_typed_beyond_the_context_are_clamped_with_a_notice(lang):
-    """Typed positions past the context. (Stale sliders after a model switch: the tiny_llama test.)"""
-    labels = i18n.ui(lang)
+def test_a_links_positions_reach_the_view_once(lang):
+    """A share link's values (ui/share.py) go to the view with a fresh token; the view brings a
+    position past the context back itself, with a notice (tests/js/position.test.js)."""
+    from ui import position_view
+
     at = start(lang, PAGE)
-    at.number_input(key="position.n").set_value(50_000)
-    at.number_input(key="position.shift").set_value(9_000)
+    at.session_state["position.n"] = 50_000
+    at.session_state["position.shift"] = 9_000
+    at.session_state[position_view.LINK_KEY] = "token-1"
     at.run()
     assert not at.exception, at.exception
-    shown = warnings(at)
-    for key in ("position.clamped_position", "position.clamped_shift"):
-        assert any(prefix(labels[key]) in w for w in shown), key
-    assert at.number_input(key="position.n").value == 8191
-    # The shift was cut so that the shifted query still fits the context.
-    assert at.number_input(key="position.n").value + at.number_input(key="position.shift").value <= 8191
-    metrics = [m.value for m in at.metric]
-    assert metrics[0] == metrics[1]
+    for part in ("rotation", "relative", "live"):
+        s = sent(at, part)["settings"]
+        assert (s["n"], s["shift"], s["from_link"]) == (50_000, 9_000, "token-1"), part
+    relative = sent(at, "relative")
+    assert relative["context"] == 8192
+    assert relative["labels"]["clamped_position"] == i18n.ui(lang)["position.clamped_position"]
 
 
 @pytest.mark.parametrize("lang,text,expect", [
@@ -108,17 +176,20 @@ def test_bad_text_gets_a_message_not_a_traceback(lang, text, expect):
     at = start(lang, PAGE, text=text)
     labels = i18n.ui(lang)
     # The parts that do not need the learner's text are always there.
-    for key in ("position.shuffle_chart", "position.rotation_chart", "position.angle_chart", "position.distance_chart"):
-        chart(at, key)
-    live = [k for k in chart_keys(at) if k == "position.plane_chart"]
+    chart(at, "position.shuffle_chart")
+    for part in ("rotation", "angles", "relative"):
+        sent(at, part)
+    live = view_data(at, "position.live")
     if expect == "text.empty":
         assert any(x.value == labels["text.empty"] for x in at.info)
-        assert not live
+        assert live is None
     elif expect == "text.truncated":
         assert any(prefix(labels["text.truncated"]) in x for x in warnings(at))
-        assert live and len(arr(chart(at, "position.heat_chart")["data"][0]["y"])) == 512
+        # The view gets the first tokens (a heatmap row each); the scores by distance use all 512.
+        assert (live["n_tokens"], live["n_total"], len(live["tokens"])) == (256, 512, 256)
+        assert live["q"]["n"] == 9 * 256 * 64 and live["with_rope"]["n"] == 9 * 512
     else:
-        assert live
+        assert live is not None
 
 
 @pytest.mark.parametrize("sentence,expect", [("", "position.sentence_empty"), ("a", "position.one_token"),
@@ -132,7 +203,7 @@ def test_bad_sentences_for_the_shuffle(sentence, expect):
     messages = [x.value for x in at.info] + [x.value for x in at.caption]
     assert any(prefix(label) in m for m in messages)
     # The rest of the lesson still runs.
-    chart(at, "position.rotation_chart")
+    sent(at, "rotation")
 
 
 def test_gpt2_family_shows_the_learned_position_table(tiny_gpt2, monkeypatch):
@@ -144,28 +215,27 @@ def test_gpt2_family_shows_the_learned_position_table(tiny_gpt2, monkeypatch):
     assert any(x.value == i18n.fill(labels["position.no_rope_base"], base="10,000") for x in at.info)
     keys = set(chart_keys(at))
     assert {"position.learned_chart", "position.similarity_chart"} <= keys
-    assert "position.plane_chart" not in keys
+    assert view_data(at, "position.live") is None
     # Oracle: the heatmap is the model's own wpe table; the similarity, torch's cosine similarity.
     wpe = tiny_gpt2.model.transformer.wpe.weight.detach()
     np.testing.assert_allclose(arr(chart(at, "position.learned_chart")["data"][0]["z"]), wpe.numpy(), atol=1e-6)
     expected = torch.nn.functional.cosine_similarity(wpe[:, None, :], wpe[None, :, :], dim=-1).numpy()
     np.testing.assert_allclose(arr(chart(at, "position.similarity_chart")["data"][0]["z"]), expected, atol=1e-5)
-    assert at.slider(key="position.m").max == tiny_gpt2.info.context_length - 1
+    assert sent(at, "rotation")["context"] == tiny_gpt2.info.context_length
 
 
-def test_head_beyond_a_smaller_model_is_clamped(tiny_llama, monkeypatch):
+def test_layer_beyond_a_smaller_model_is_clamped(tiny_llama, monkeypatch):
     at = start("it", PAGE)
-    at.slider(key="position.head").set_value(8)
-    at.slider(key="position.m").set_value(5000)
+    at.slider(key="position.layer").set_value(20)
     at.run()
     switch_model(at, tiny_llama, "tests/tiny-llama", monkeypatch)
     labels = i18n.ui("it")
-    shown = warnings(at)
-    assert any(prefix(labels["position.clamped_head"]) in w for w in shown)
-    assert any(prefix(labels["position.clamped_position"]) in w for w in shown)
-    assert at.slider(key="position.head").value == tiny_llama.info.n_heads - 1
-    assert at.slider(key="position.m").value == tiny_llama.info.context_length - 1
-    chart(at, "position.plane_chart")  # the live section runs on the tiny model
+    assert any(prefix(labels["position.clamped_layer"]) in w for w in warnings(at))
+    assert at.slider(key="position.layer").value == tiny_llama.info.n_layers - 1
+    # The head, the pair and the position are the view's: it brings them into the new model's range.
+    live = sent(at, "live")  # the live part runs on the tiny model
+    assert (live["n_heads"], live["d_head"]) == (4, 8)
+    assert sent(at, "rotation")["context"] == tiny_llama.info.context_length
 
 
 def test_every_figure_label_exists_in_both_languages():
@@ -174,12 +244,12 @@ def test_every_figure_label_exists_in_both_languages():
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    # The page and its view (the rotation section lives there, as a fragment).
+    # The page and its view module (the shuffle and learned-table figures).
     source = "\n".join((root / f).read_text(encoding="utf-8") for f in (PAGE, "ui/position_view.py"))
     ids = set()
     for call in re.finditer(r"\blabels\(\s*\"([a-z_.]+)\"((?:\s*,\s*\"[a-z_]+\")+)", source):
         ids |= {f"{call.group(1)}.{n}" for n in re.findall(r"\"([a-z_]+)\"", call.group(2))}
-    assert len(ids) > 30
+    assert len(ids) >= 10
     for lang in i18n.LANGS:
         missing = sorted(ids - i18n.ui(lang).keys())
         assert missing == [], lang

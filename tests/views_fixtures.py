@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lib import bpe
+from lib import bpe, rope
 from lib.payload import pack_ints, pack_u16, unpack_u16
 from lib.quiz import format_number
 from lib.sampling import draw_at, filter_steps, seed_uniform
@@ -93,8 +93,73 @@ def tokenization() -> dict:
     return {"trainings": cases, "ints": ints}
 
 
+# The RoPE bases of the course's models, from their configs: SmolLM2-135M (Dh 64) 100,000; Gemma 3
+# 270M (Dh 256) 1,000,000 on its global layers and 10,000 on its windowed ones; the tests' tiny Gemma
+# (Dh 16) 10,000 and 10; the original paper's 10,000.
+ROPE_CASES = ((64, 100_000.0), (256, 1_000_000.0), (256, 10_000.0), (16, 10_000.0), (16, 10.0), (4, 10_000.0))
+
+
+def position() -> dict:
+    """lib.rope's angles, rotations and scores for static/views/position.js (tests/js/position.test.js)."""
+    rng = np.random.default_rng(20261207)
+    positions = [0, 1, 2, 5, 7, 100, 2047, 8191, 32767]
+    cases = []
+    for d_head, base in ROPE_CASES:
+        theta = rope.frequencies(d_head, base)
+        x = rng.normal(0, 1.5, (4, d_head))
+        q, k = (rope.seeded_vector(d_head, s) for s in (11, 12))
+        pairs = [(7, 3), (107, 103), (0, 0), (3, 7), (5000, 4990), (8191, 0)]
+        distances = [0, 1, 2, 3, 10, 64, 500, 2047, 8191]
+        windows = []
+        for m, context in ((5, 8192), (8191, 8192), (3, 100), (20000, 32768)):
+            lo = min(max(0, m - 256 // 2), max(0, context - 256))  # the window around m inside the context
+            pos = np.arange(lo, min(lo + 256, context))
+            z = np.outer(theta, pos) % (2 * np.pi)
+            cols = sorted({*range(0, len(pos), 37), len(pos) - 1})  # a sample of the columns: the file stays small
+            windows.append({"m": m, "context": context, "lo": int(lo), "n": len(pos), "cols": cols,
+                            "z": z[:, cols].tolist()})
+        cases.append({
+            "d_head": d_head, "base": base, "theta": theta.tolist(),
+            "positions": positions, "angles": rope.angles(positions, d_head, base).tolist(),
+            "x": x.tolist(), "rotated": rope.apply_rope(x, base=base).tolist(),
+            "rotated_scaled": rope.apply_rope(x, inv_freq=theta / 4).tolist(),  # a model's own θ_i (scaled)
+            "q": q.tolist(), "k": k.tolist(),
+            "scores": [{"n": n, "m": m, "score": float(rope.scores(q[None], k[None], [n], [m], base)[0, 0])}
+                       for n, m in pairs],
+            "distances": distances, "same": rope.score_vs_distance(q, q, distances, base).tolist(),
+            "different": rope.score_vs_distance(q, k, distances, base).tolist(),
+            "windows": windows,
+        })
+    return {"cases": cases}
+
+
+def tokenization() -> dict:
+    """The training animation's lives (lib.bpe.lives) and, for every step, the tokens lib's
+    segments give (Training.spans) in the same window; exact integers through pack_ints."""
+    text = ("Il gatto dorme sul divano, il gatto sogna. The cat sleeps on the sofa; the cat dreams!\n"
+            "aaabdaaabac 2024 2025 🍞🍞 perché perché") * 3
+    cases = []
+    for pattern, size in (("gpt2", 256 + 60), ("gpt4", 256 + 40)):
+        t = bpe.train(text, size, pattern)
+        n = t.n_merges
+        window = bpe.chunk_end(t.cut_step, 120)
+        starts, ends, born, dies = bpe.lives(t.cut_step, 0, window)
+        data = np.frombuffer(t.corpus, dtype=np.uint8)
+        merge_ids = np.array([0] + [m.id for m in t.merges], dtype=np.int64)
+        ids = np.where(born > 0, merge_ids[born], data[starts])
+        dies = np.where(dies >= bpe.NEVER, n + 1, dies)
+        cases.append({"pattern": pattern, "n": n, "id": pack_ints(ids), "born": pack_ints(born), "dies": pack_ints(dies),
+                      "states": [[s.id for s in t.spans(k, 0, window)] for k in range(n + 1)],
+                      "top_len": [len(p) for p in t.top_pairs]})
+    ints = []
+    for values in ([], [0], [0, 255], [0, 256, 65535], [7, 65536, 2**32 - 1], list(range(0, 3000, 7))):
+        ints.append({"packed": pack_ints(values), "values": values})
+    return {"trainings": cases, "ints": ints}
+
+
 def build() -> dict[str, dict]:
-    return {"sampling.json": sampling(), "common.json": common(), "tokenization.json": tokenization()}
+    return {"sampling.json": sampling(), "common.json": common(), "tokenization.json": tokenization(),
+            "position.json": position()}
 
 
 def write() -> None:

@@ -1,8 +1,13 @@
-"""Widgets, cached data and plotly figures for the position lesson (RoPE and learned positions).
+"""Widgets, cached data, figures and the browser view's data for the position lesson (RoPE and
+learned positions).
 
-Figures take numbers and already-translated labels; the maths lives in lib.rope. Widgets whose
-value may fall outside the current model (a position past its context, a head it lacks after a
-model switch, a number typed by hand) are clamped before they are drawn, with a notice.
+The rotation step m and its pair, the positions n and m and their shift, the live head, its pair
+and the vectors shown are answered in the browser (static/views/position.js): the server sends
+each part of the view its data once per (model, language; the text and the layer for the live
+part), and the view draws every state from it. What needs the model stays here: the shuffled
+sentence and its seed (the model's embedding rows), the layer of the live capture (one layer's
+vectors are sent at a time), GPT-2's learned table. The maths lives in lib.rope. The layer slider
+clamps a value the current model lacks, with a notice; the view clamps its own settings.
 """
 
 from __future__ import annotations
@@ -12,20 +17,22 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 import torch
-from plotly.subplots import make_subplots
 
 from lib import rope
+from lib.capture import Capture
 from lib.models import ModelInfo
+from lib.payload import pack_u16
 from lib.tokens import readable_tokens
-from ui import lesson
 from ui.cache import get_model
 from ui.core import num, t
-from ui.figures import PALETTE, colorscale, quick, vline
-from ui.live_chart import live_chart
+from ui.export import modebar_config
+from ui.figures import PALETTE, colorscale, localized, subplot_layout
+from ui.live_chart import TEMPLATE
 
 TRAIL = 40  # positions drawn behind the current one on the pair's circle
 WINDOW = 256  # positions in the angle heatmap (no striding: it would alias the fast pairs)
 DISTANCE_MAX = 2048  # distances in the score-vs-distance plot
+LIVE_MAX = 256  # tokens of the live layer sent to the view (a heatmap row each: more would not be seen)
 SHUFFLE_MAX_TOKENS = 24
 LEARNED_MAX = 256  # rows/columns drawn of a learned position table
 VECTOR_SEEDS = (11, 12)  # the fixed q and k of the relative-distance section
@@ -45,6 +52,20 @@ def model_frequencies(lm) -> np.ndarray:
     if inv is None:
         return rope.frequencies(lm.info.d_head, base_of(lm.info))
     return inv.detach().double().numpy().copy()
+
+
+def layer_frequencies(lm, layer: int) -> np.ndarray:
+    """[Dh/2] the θ_i that rotate layer `layer`: Gemma 3's windowed layers have a base of their own
+    (its rotary module keeps one inv_freq per layer type); every other layer uses `model_frequencies`."""
+    info = lm.info
+    kind = info.layer_types[layer] if layer < len(info.layer_types) else ""
+    rotary = lm.adapter.rotary(lm.model)
+    inv = getattr(rotary, f"{kind}_inv_freq", None) if rotary is not None and kind else None
+    if inv is not None:
+        return inv.detach().double().numpy().copy()
+    if kind == "sliding_attention" and info.rope_theta_local:
+        return rope.frequencies(info.d_head, float(info.rope_theta_local))
+    return model_frequencies(lm)
 
 
 def context_of(info: ModelInfo) -> int:
@@ -73,14 +94,6 @@ def slider(label: str, key: str, hi: int, default: int, notice: str, **values) -
     if hi <= 0:
         return 0
     return st.slider(label, 0, hi, key=key)
-
-
-def number(label: str, key: str, hi: int, default: int, notice: str, **values) -> int:
-    """An integer box 0..hi; a value typed beyond `hi` is clamped with a warning."""
-    asked = _clamp_state(key, 0, hi, min(default, hi))
-    if asked is not None:
-        st.warning(t(notice, asked=num(asked), value=num(st.session_state[key]), **values))
-    return int(st.number_input(label, min_value=0, step=1, key=key))
 
 
 # ---------------------------------------------------------------- cached data
@@ -112,7 +125,7 @@ def token_labels(tokens) -> list[str]:
     return [f"{i} · {tok}" for i, tok in enumerate(tokens)]
 
 
-# ---------------------------------------------------------------- figures: toy and rotations
+# ---------------------------------------------------------------- figures drawn by the server
 
 def shuffle_figure(tokens: list[str], demo: rope.ShuffleDemo, labels: dict[str, str]) -> go.Figure:
     """Grouped bars: for each token, how much its output moved when the sentence was shuffled."""
@@ -124,113 +137,6 @@ def shuffle_figure(tokens: list[str], demo: rope.ShuffleDemo, labels: dict[str, 
     fig.update_layout(barmode="group", title=labels["title"], yaxis_title=labels["y"], height=340,
                       margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.25))
     return fig
-
-
-def rotation_figure(theta: np.ndarray, m: int, pair: int, labels: dict[str, str]) -> go.Figure:
-    """Left: pair `pair` turning on its circle up to position m. Right: every pair at position m."""
-    fig = make_subplots(rows=1, cols=2, specs=[[{"type": "polar"}, {"type": "polar"}]],
-                        subplot_titles=[labels["left"], labels["right"]])
-    trail = np.arange(max(0, m - TRAIL), m + 1)
-    deg = np.degrees(trail * theta[pair]) % 360
-    fig.add_trace(go.Scatterpolar(r=np.ones(len(trail)), theta=deg, mode="markers", name=labels["trail"],
-                                  marker=dict(color=trail, colorscale="Blues", size=7, cmin=trail[0] - 5),
-                                  hovertext=[labels["hover_pos"].format(m=p) for p in trail], hoverinfo="text"), 1, 1)
-    fig.add_trace(go.Scatterpolar(r=[0, 1], theta=[0, 0], mode="lines", name=labels["start"],
-                                  line=dict(color="#999", dash="dot")), 1, 1)
-    fig.add_trace(go.Scatterpolar(r=[0, 1], theta=[deg[-1]] * 2, mode="lines+markers", name=labels["now"],
-                                  line=dict(color=PALETTE[3], width=4), marker=dict(size=[0, 12])), 1, 1)
-    n = len(theta)
-    fan = np.degrees(m * theta) % 360
-    sizes = np.where(np.arange(n) == pair, 16, 8)
-    fig.add_trace(go.Scatterpolar(r=np.arange(1, n + 1), theta=fan, mode="markers", name=labels["pairs"],
-                                  marker=dict(color=np.arange(n), colorscale="Viridis", size=sizes,
-                                              line=dict(color=np.where(np.arange(n) == pair, PALETTE[3], "white"), width=2)),
-                                  hovertext=[labels["hover_pair"].format(i=i) for i in range(n)], hoverinfo="text"), 1, 2)
-    fig.update_layout(title=labels["title"], height=430, margin=dict(l=30, r=30, t=90, b=20), showlegend=True,
-                      legend=dict(orientation="h", y=-0.08),
-                      polar=dict(radialaxis=dict(range=[0, 1.15], showticklabels=False, showgrid=False),
-                                 angularaxis=dict(showticklabels=False)),
-                      polar2=dict(hole=0.25, radialaxis=dict(range=[0, n + 1], title=dict(text=labels["radius"])),
-                                  angularaxis=dict(showticklabels=False)))
-    for note in fig.layout.annotations:  # subplot titles: lift them clear of the circles
-        note.update(y=note.y + 0.06)
-    return fig
-
-
-def angle_figure(theta: np.ndarray, m: int, context: int, labels: dict[str, str]) -> go.Figure:
-    """Heatmap of the angle m·θ_i (mod 2π) for every pair over a window of positions around m."""
-    lo = min(max(0, m - WINDOW // 2), max(0, context - WINDOW))
-    pos = np.arange(lo, min(lo + WINDOW, context))
-    z = ((np.outer(theta, pos)) % (2 * np.pi)).astype(np.float32)  # [Dh/2, window]; float32: half the bytes
-    return quick([dict(type="heatmap", z=z, x=pos, y=np.arange(len(theta)), colorscale=colorscale("Twilight"), zmin=0,
-                       zmax=2 * np.pi, colorbar=dict(title=dict(text=labels["colorbar"])),
-                       hovertemplate=labels["hover"] + "<extra></extra>")],
-                 dict(title=dict(text=labels["title"]), xaxis=dict(title=dict(text=labels["x"])),
-                      yaxis=dict(title=dict(text=labels["y"])), height=380, margin=dict(l=10, r=10, t=50, b=10),
-                      shapes=[vline(m, dict(color=PALETTE[3], width=2))]))
-
-
-def distance_figure(distances: np.ndarray, curves: dict[str, np.ndarray], mark: int | None,
-                    labels: dict[str, str]) -> go.Figure:
-    """One line per curve of a score against the distance n − m; an optional vertical mark."""
-    traces = [dict(type="scatter", x=distances, y=y, mode="lines", name=name, line=dict(color=PALETTE[i % len(PALETTE)]))
-              for i, (name, y) in enumerate(curves.items())]
-    layout = dict(title=dict(text=labels["title"]), xaxis=dict(title=dict(text=labels["x"])),
-                  yaxis=dict(title=dict(text=labels["y"])), height=340, margin=dict(l=10, r=10, t=50, b=10),
-                  legend=dict(orientation="h", y=-0.25))
-    if mark is not None:
-        layout["shapes"] = [vline(mark, dict(color=PALETTE[3], dash="dash"))]
-    return quick(traces, layout)
-
-
-# ---------------------------------------------------------------- figures: the live model
-
-def pair_plane_figure(before: np.ndarray, after: np.ndarray, tokens, labels: dict[str, str]) -> go.Figure:
-    """Each token's pair (x_i, x_{i+Dh/2}) before RoPE (hollow) and after (filled), joined by a line."""
-    names = token_labels(tokens)
-    seg_x, seg_y = [], []
-    for (a, b), (c, d) in zip(before, after):
-        seg_x += [a, c, None]
-        seg_y += [b, d, None]
-    pos = np.arange(len(names))
-    lim = float(np.abs(np.concatenate([before, after])).max()) * 1.1 or 1.0
-    return quick([
-        dict(type="scatter", x=seg_x, y=seg_y, mode="lines", line=dict(color="#bbb", width=1), hoverinfo="skip",
-             showlegend=False),
-        dict(type="scatter", x=before[:, 0], y=before[:, 1], mode="markers", name=labels["before"], text=names,
-             hoverinfo="text", marker=dict(symbol="circle-open", size=9, color=pos, colorscale=colorscale("Viridis"))),
-        dict(type="scatter", x=after[:, 0], y=after[:, 1], mode="markers", name=labels["after"], text=names,
-             hoverinfo="text", marker=dict(size=9, color=pos, colorscale=colorscale("Viridis"),
-                                           colorbar=dict(title=dict(text=labels["position"])))),
-    ], dict(title=dict(text=labels["title"]), height=440, margin=dict(l=10, r=10, t=50, b=10),
-            xaxis=dict(range=[-lim, lim], title=dict(text=labels["x"]), zeroline=True),
-            yaxis=dict(range=[-lim, lim], title=dict(text=labels["y"]), scaleanchor="x", zeroline=True),
-            legend=dict(orientation="h", y=-0.2)))
-
-
-def before_after_heatmaps(before: np.ndarray, after: np.ndarray, tokens, labels: dict[str, str]) -> go.Figure:
-    """Three heatmaps [T, Dh] on one colour scale: the vectors before RoPE, after, and the change."""
-    names = token_labels(tokens)
-    lim = float(np.abs(np.concatenate([before, after])).max()) or 1.0
-    change = after - before
-    # Three panels side by side sharing the rows (the layout make_subplots(1, 3, shared_yaxes=True,
-    # horizontal_spacing=0.02) writes, spelled out: this figure is redrawn at every slider move).
-    # The change gets its own scale: it is small where pairs turn slowly, and its pattern is the point.
-    domains = ((0.0, 0.32), (0.34, 0.66), (0.68, 1.0))
-    traces, layout = [], dict(title=dict(text=labels["title"]), height=min(700, 160 + 14 * len(names)),
-                              margin=dict(l=10, r=10, t=70, b=10), annotations=[])
-    for col, z, top in ((1, before, lim), (2, after, lim), (3, change, float(np.abs(change).max()) or 1.0)):
-        suffix = "" if col == 1 else str(col)
-        traces.append(dict(type="heatmap", z=z, y=names, colorscale=colorscale("RdBu"), zmid=0, zmin=-top, zmax=top,
-                           showscale=col == 2, hovertemplate=labels["hover"] + "<extra></extra>",
-                           xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
-        layout[f"xaxis{suffix}"] = dict(anchor=f"y{suffix}", domain=list(domains[col - 1]), title=dict(text=labels["x"]))
-        layout[f"yaxis{suffix}"] = dict(anchor=f"x{suffix}", domain=[0.0, 1.0], autorange="reversed",
-                                        showticklabels=col == 1 and len(names) <= 60, **({} if col == 1 else {"matches": "y"}))
-        layout["annotations"].append(dict(font=dict(size=16), showarrow=False, xanchor="center", xref="paper",
-                                          x=sum(domains[col - 1]) / 2, y=1.0, yanchor="bottom", yref="paper",
-                                          text=labels[("before", "after", "change")[col - 1]]))
-    return quick(traces, layout)
 
 
 def learned_figures(table: np.ndarray, labels: dict[str, str]) -> tuple[go.Figure, go.Figure]:
@@ -267,21 +173,136 @@ def pairing_table(d_head: int) -> pd.DataFrame:
     })
 
 
-@st.fragment
-def rotation_section(theta: np.ndarray, context: int, texts: dict[str, str]) -> None:
-    """Position and pair: the rotation and the angles; a slider reruns this section alone."""
-    n_pairs, periods = len(theta), 2 * np.pi / theta
-    c1, c2 = st.columns(2)
-    with c1:
-        m = slider(t("position.position"), "position.m", context - 1, 5, "position.clamped_position", limit=num(context))
-    with c2:
-        pair = slider(t("position.pair"), "position.pair", n_pairs - 1, 0, "position.clamped_pair", limit=num(n_pairs))
-    angle = m * theta[pair]
-    rot_labels = labels("position.rot", "left", "right", "trail", "start", "now", "pairs", "radius", "title",
-                        pair=num(pair), m=num(m), angle=num(angle, 2), turns=num(angle / (2 * np.pi), 2),
-                        period=num(periods[pair], 1))
-    rot_labels |= {"hover_pos": t("position.rot.hover_pos"), "hover_pair": t("position.rot.hover_pair")}
-    live_chart(rotation_figure(theta, m, pair, rot_labels), key="position.rotation_chart")
-    lesson.show(texts, "angles", n_pairs=num(n_pairs))
-    live_chart(angle_figure(theta, m, context, labels("position.angle", "title", "x", "y", "colorbar", "hover")),
-                    key="position.angle_chart")
+# ---------------------------------------------------------------- the browser view
+# static/views/position.js, four parts on the page: "rotation" (m and the pair), "angles" (follows
+# m through the page store), "relative" (n, m, the shift) and "live" (head, pair, queries or keys of
+# one layer). Each part gets every setting the view holds, so a share link's values reach them all.
+
+SETTINGS = ("m", "pair", "n", "k", "shift", "head", "live_pair", "which")
+DEFAULTS = {"m": 5, "pair": 0, "n": 7, "k": 3, "shift": 100, "head": 0, "live_pair": 0, "which": "q"}
+STORE = "position.settings"  # the page store's object the view keeps them in (ui/share.py IN_BROWSER)
+LINK_KEY = "position.link_settings"  # a share link's token: its values reach the view once
+
+
+def settings() -> dict:
+    """What the server knows of the view's settings: a share link's values, else the defaults
+    (the view keeps the learner's own in the browser, and brings any of them into range)."""
+    s = st.session_state
+    return dict({n: s.get(f"position.{n}", DEFAULTS[n]) for n in SETTINGS}, from_link=s.get(LINK_KEY))
+
+
+def _labels(names: dict[str, str]) -> dict[str, str]:
+    return {k: t(v) for k, v in dict(names, table="chart.as_table", unavailable="views.unavailable").items()}
+
+
+def _layout(layout: dict) -> dict:
+    """A figure's fixed layout, laid out by the course's rule (ui.figures.laid_out) in the page's
+    language; the view fills the {placeholders} left in its titles."""
+    return localized({"layout": dict(layout, template=TEMPLATE)}, t("plot.separators"))["layout"]
+
+
+def _part(part: str, key: str, lang: str, labels: dict[str, str], **data) -> dict:
+    return dict(data, key=key, lang=lang, part=part, labels=_labels(labels), settings=settings(),
+                palette=list(PALETTE), config=modebar_config(f"position.{part}_chart"))
+
+
+def rotation_data(theta: np.ndarray, context: int, key: str, lang: str) -> dict:
+    """The rotation part: the model's θ_i (lib, from its rotary module), the context, the chart's layout."""
+    layout = subplot_layout((t("position.rot.left"), t("position.rot.right")), rows=1, cols=2,
+                            specs=[[{"type": "polar"}, {"type": "polar"}]])
+    n = len(theta)
+    layout.update(title={"text": t("position.rot.title")}, height=430, margin=dict(l=30, r=30, t=90, b=20),
+                  showlegend=True, legend=dict(orientation="h", y=-0.08),
+                  polar=dict(layout.get("polar", {}), radialaxis=dict(range=[0, 1.15], showticklabels=False,
+                                                                      showgrid=False),
+                             angularaxis=dict(showticklabels=False)),
+                  polar2=dict(layout.get("polar2", {}), hole=0.25,
+                              radialaxis=dict(range=[0, n + 1], title=dict(text=t("position.rot.radius"))),
+                              angularaxis=dict(showticklabels=False)))
+    for note in layout.get("annotations", []):  # subplot titles: lift them clear of the circles
+        note["y"] = note.get("y", 1) + 0.06
+    return _part("rotation", key, lang, {
+        "position": "position.position", "pair": "position.pair", "clamped_position": "position.clamped_position",
+        "clamped_pair": "position.clamped_pair", "trail": "position.rot.trail", "start": "position.rot.start",
+        "now": "position.rot.now", "pairs": "position.rot.pairs", "hover_pos": "position.rot.hover_pos",
+        "hover_pair": "position.rot.hover_pair", "col_pair": "position.table.pair",
+        "col_theta": "position.table.theta", "col_angle": "position.table.angle",
+        "col_turns": "position.table.turns", "col_period": "position.table.period"},
+        theta=[float(x) for x in theta], context=int(context), trail=TRAIL, layout=_layout(layout),
+        scales={"blues": colorscale("Blues"), "viridis": colorscale("Viridis")})
+
+
+def angles_data(theta: np.ndarray, context: int, key: str, lang: str) -> dict:
+    """The angle heatmap: it follows m (chosen in the rotation part) through the page store."""
+    layout = dict(title={"text": t("position.angle.title")}, xaxis={"title": {"text": t("position.angle.x")}},
+                  yaxis={"title": {"text": t("position.angle.y")}}, height=380, margin=dict(l=10, r=10, t=50, b=10))
+    return _part("angles", key, lang, {
+        "colorbar": "position.angle.colorbar", "hover": "position.angle.hover", "col_pair": "position.table.pair",
+        "col_at": "position.table.angle_at"},
+        theta=[float(x) for x in theta], context=int(context), window=WINDOW, layout=_layout(layout),
+        scale=colorscale("Twilight"))
+
+
+def relative_data(d_head: int, base: float, context: int, key: str, lang: str) -> dict:
+    """The relative part: two fixed vectors (lib.rope.seeded_vector) and the base; the view rotates
+    them (lib.rope.scores, score_vs_distance, held together by tests/js/position.test.js)."""
+    q, k = (rope.seeded_vector(d_head, s) for s in VECTOR_SEEDS)
+    layout = dict(title={"text": t("position.dist.title")}, xaxis={"title": {"text": t("position.dist.x")}},
+                  yaxis={"title": {"text": t("position.dist.y")}}, height=340, margin=dict(l=10, r=10, t=50, b=10),
+                  legend=dict(orientation="h", y=-0.25))
+    return _part("relative", key, lang, {
+        "n": "position.n", "k": "position.k", "shift": "position.shift", "score_at": "position.score_at",
+        "score_diff": "position.score_diff", "same": "position.dist.same", "different": "position.dist.different",
+        "clamped_position": "position.clamped_position", "clamped_shift": "position.clamped_shift",
+        "col_distance": "position.table.distance"},
+        q=q.tolist(), k=k.tolist(), rope_base=float(base), d_head=int(d_head), context=int(context),
+        distances=int(min(context, DISTANCE_MAX)), layout=_layout(layout))
+
+
+def live_data(cap: Capture, layer: int, theta: np.ndarray, key: str, lang: str) -> dict:
+    """The live part for one layer: its queries and keys before RoPE (packed), the θ_i that rotate
+    them (the view turns them: the same rotation as lib.rope.apply_rope), and each head's mean score
+    by distance with and without RoPE (lib.rope.score_by_distance on the whole capture)."""
+    n = min(cap.n_tokens, LIVE_MAX)
+    names = token_labels(cap.tokens[:n])
+    with_rope, without = [], []
+    for h in range(cap.n_heads):
+        with_rope.append(rope.score_by_distance(cap.query(layer, h), cap.key(layer, h))[1])
+        without.append(rope.score_by_distance(cap.q_pre[layer, h], cap.k_pre[layer, cap.kv_head(h)])[1])
+    plane = dict(title={"text": t("position.plane.title")}, height=440, margin=dict(l=10, r=10, t=50, b=10),
+                 xaxis={"title": {"text": t("position.plane.x")}, "zeroline": True},
+                 yaxis={"title": {"text": t("position.plane.y")}, "scaleanchor": "x", "zeroline": True},
+                 legend=dict(orientation="h", y=-0.2))
+    domains = ((0.0, 0.32), (0.34, 0.66), (0.68, 1.0))
+    heat = dict(title={"text": t("position.heat.title")}, height=min(700, 160 + 14 * n),
+                margin=dict(l=10, r=10, t=70, b=10), annotations=[])
+    for col in (1, 2, 3):  # three panels side by side sharing the rows
+        suffix = "" if col == 1 else str(col)
+        heat[f"xaxis{suffix}"] = dict(anchor=f"y{suffix}", domain=list(domains[col - 1]),
+                                      title=dict(text=t("position.heat.x")))
+        heat[f"yaxis{suffix}"] = dict(anchor=f"x{suffix}", domain=[0.0, 1.0], autorange="reversed",
+                                      showticklabels=col == 1 and n <= 60, **({} if col == 1 else {"matches": "y"}))
+        heat["annotations"].append(dict(font=dict(size=16), showarrow=False, xanchor="center", xref="paper",
+                                        x=sum(domains[col - 1]) / 2, y=1.0, yanchor="bottom", yref="paper",
+                                        text=t(("position.heat.before", "position.heat.after",
+                                                "position.heat.change")[col - 1])))
+    dist = dict(title={"text": t("position.live.title")}, xaxis={"title": {"text": t("position.live.x")}},
+                yaxis={"title": {"text": t("position.live.y")}}, height=340, margin=dict(l=10, r=10, t=50, b=10),
+                legend=dict(orientation="h", y=-0.25))
+    return _part("live", key, lang, {
+        "head": "position.head", "live_pair": "position.live_pair", "which": "position.which",
+        "which_q": "position.which.q", "which_k": "position.which.k", "clamped_head": "position.clamped_head",
+        "clamped_pair": "position.clamped_pair", "before": "position.plane.before", "after": "position.plane.after",
+        "position": "position.plane.position", "hover": "position.heat.hover", "with": "position.live.with",
+        "without": "position.live.without", "col_token": "position.table.token",
+        "col_before": "position.table.before", "col_after": "position.table.after",
+        "col_norm_before": "position.table.norm_before", "col_norm_after": "position.table.norm_after",
+        "col_change": "position.table.change", "col_distance": "position.table.distance",
+        "shown": "position.live.shown"},
+        layer=int(layer), n_heads=cap.n_heads, n_kv_heads=cap.n_kv_heads,
+        kv_of_head=[cap.kv_head(h) for h in range(cap.n_heads)], d_head=int(cap.q_pre.shape[-1]), n_tokens=n,
+        n_total=cap.n_tokens, tokens=names, theta=[float(x) for x in theta],
+        q=pack_u16(cap.q_pre[layer, :, :n]), k=pack_u16(cap.k_pre[layer, :, :n]),
+        with_rope=pack_u16(np.stack(with_rope)), without=pack_u16(np.stack(without)),
+        layouts={"plane": _layout(plane), "heat": _layout(heat), "dist": _layout(dist)},
+        scales={"viridis": colorscale("Viridis"), "rdbu": colorscale("RdBu")})

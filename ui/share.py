@@ -103,6 +103,8 @@ IN_BROWSER: dict[str, tuple[str, tuple[str, ...], str]] = {  # lesson: (store na
     "sampling": ("sampling.settings", SV.SETTINGS, SV.LINK_KEY),
     "attention": ("attention.chosen", ("layer", "head"), AV.CHOSEN_TOKEN),
     "tokenization": ("tokenization.settings", ("target", "view", "ids"), "tokenization.link_settings"),
+    "position": ("position.settings", ("m", "pair", "n", "k", "shift", "head", "live_pair", "which"),
+                 "position.link_settings"),
 }
 
 NOTICES_KEY = "app.share.notices"

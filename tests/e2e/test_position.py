@@ -1,20 +1,32 @@
-"""The position lesson in the real browser: moving the position slider turns the pair in the rotation plot."""
+"""The position lesson in the real browser, with no internet.
+
+The RoPE view (static/views/position.js) answers the position m and its pair, the positions n and
+m and their shift, the live head, its pair and queries or keys in the browser: moving them sends
+the server nothing (no frame on the websocket), the charts follow at once, the angle heatmap
+follows the m chosen above it (the page store). The share link carries the view's settings, and a
+reload finds them where the learner left them.
+"""
 
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
 from lib import i18n
 from lib.quiz import format_number
-from drivers.browser import CHARTS, APP_TIMEOUT_MS, goto, loose, slide
+from drivers.browser import APP_TIMEOUT_MS, click, goto, runs_of, settle, slide
 
 pytestmark = pytest.mark.e2e
 
 
+def view(page, part: str):
+    return page.locator(f'[data-testid="ittView"][data-view="position.{part}"]')
+
+
 def rotation_title(lang: str, m: int, pair: int = 0) -> str:
-    """The plot's title as the page writes it for the built-in model (pair 0: θ = 1 rad per token)."""
+    """The chart's name as the view writes it for the built-in model (pair 0: θ = 1 rad per token)."""
     angle = m * 1.0
 
     def num(x, digits=None):
@@ -24,24 +36,76 @@ def rotation_title(lang: str, m: int, pair: int = 0) -> str:
                      turns=num(angle / (2 * math.pi), 2), period=num(2 * math.pi, 1))
 
 
-def test_position_slider_turns_the_pair(page, app_url):
+def test_the_rope_view_answers_in_the_browser(page, app_url):
     from playwright.sync_api import expect
 
     en = i18n.ui("en")
     page.set_viewport_size({"width": 1400, "height": 1000})
     goto(page, f"{app_url}/position?lang=en", en["lesson.position.title"])
-    box = page.locator(".st-key-position-rotation_chart")  # drawn once in sight (ui.live_chart)
-    box.scroll_into_view_if_needed()
-    chart = page.locator(CHARTS).filter(has_text=loose(rotation_title("en", 5)))
-    expect(chart.first.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
-    # Trace 2 of the figure is the arrow to the pair's point at position m.
-    arrow_before = chart.first.locator("g.trace.scatter").nth(2).inner_html()
+    rotation = view(page, "rotation")
+    expect(rotation).to_have_attribute("data-drawn", '{"m":5,"pair":0}', timeout=APP_TIMEOUT_MS)
+    expect(view(page, "live")).to_have_attribute("data-drawn", '{"head":0,"live_pair":0,"which":"q"}',
+                                                 timeout=APP_TIMEOUT_MS)
+    settle(page)
+    sent = runs_of(page).sent
 
-    slider = page.locator('[data-testid="stSlider"]').filter(has_text=en["position.position"]).get_by_role("slider")
-    slide(page, slider.first, "ArrowRight", "6")
-    slide(page, slider.first, "ArrowRight", "7")
-    expect(page.get_by_text(loose(rotation_title("en", 7)))).to_be_visible(timeout=APP_TIMEOUT_MS)
-    moved = page.locator(CHARTS).filter(has_text=loose(rotation_title("en", 7))).first
-    expect(moved.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
-    assert moved.locator("g.trace.scatter").nth(2).inner_html() != arrow_before  # the arrow turned
+    # The position with the keyboard: the pair turns, the chart's name says the new angle, the
+    # angle heatmap below the prose follows.
+    m = rotation.get_by_role("slider", name=en["position.position"])
+    m.focus()
+    m.press("ArrowRight")
+    m.press("ArrowRight")
+    expect(m).to_have_value("7")
+    expect(rotation).to_have_attribute("data-drawn", '{"m":7,"pair":0}')
+    expect(rotation.get_by_role("figure")).to_have_attribute("aria-label", rotation_title("en", 7))
+    expect(view(page, "angles")).to_have_attribute("data-drawn", '{"m":7}')
+    # Its table: one row per pair, the angle of pair 0 at m = 7 (7 mod 2π).
+    rotation.locator("details.itt-table > summary").click()
+    rows = rotation.locator("details.itt-table tbody tr")
+    expect(rows).to_have_count(32)
+    assert rows.first.locator("td").nth(1).inner_text() == format_number(round(7 % (2 * math.pi), 4), "en")
+
+    # Positions typed past the context are brought back, with a notice; the shifted score is the same.
+    relative = view(page, "relative")
+    n = relative.get_by_role("spinbutton", name=en["position.n"])
+    n.fill("50000")
+    expect(n).to_have_value("8191")
+    expect(relative.locator(".itt-note")).to_contain_text(i18n.fill(en["position.clamped_position"], asked="50,000",
+                                                                     value="8191", limit="8192"))
+    expect(relative).to_have_attribute("data-drawn", '{"n":8191,"k":3,"shift":0}')
+    before = relative.locator('[data-testid="position.score_before"]').inner_text()
+    assert before == relative.locator('[data-testid="position.score_after"]').inner_text()
+
+    # The live layer: the last head, its keys.
+    live = view(page, "live")
+    head = live.get_by_role("slider", name=en["position.head"])
+    head.focus()
+    head.press("End")
+    expect(head).to_have_value("8")
+    live.get_by_role("radio", name=en["position.which.k"]).check()
+    expect(live).to_have_attribute("data-drawn", '{"head":8,"live_pair":0,"which":"k"}')
+    assert runs_of(page).sent == sent, "a view-only move sent something to the server"
+
+    # The layer needs the server (its vectors are sent one layer at a time): the view is rebuilt
+    # for layer 3 with the learner's head and vectors kept.
+    layer = page.locator('[data-testid="stSlider"]').filter(has_text=en["position.layer"]).get_by_role("slider")
+    slide(page, layer.first, "ArrowRight", "3")
+    heat = i18n.fill(en["position.heat.title"], vector=en["position.which.k"], layer="3", head="8")
+    expect(live.get_by_role("figure").nth(1)).to_have_attribute("aria-label", heat, timeout=APP_TIMEOUT_MS)
+    expect(live).to_have_attribute("data-drawn", '{"head":8,"live_pair":0,"which":"k"}')
+
+    # The share dialog's link carries what only the browser knows.
+    click(page, page.get_by_role("button", name=en["share.button"]))
+    url = page.locator('[data-testid="app.share.url"]')
+    expect(url).to_have_value(re.compile(r"[?&]m=7(&|$)"), timeout=APP_TIMEOUT_MS)
+    for part in ("n=8191", "head=8", "which=k", "layer=3"):
+        assert part in url.input_value(), part
+    page.keyboard.press("Escape")
+    expect(url).to_have_count(0)
+
+    # A reload finds the settings where the learner left them.
+    page.reload()
+    expect(view(page, "rotation")).to_have_attribute("data-drawn", '{"m":7,"pair":0}', timeout=APP_TIMEOUT_MS)
+    expect(view(page, "live")).to_have_attribute("data-drawn", '{"head":8,"live_pair":0,"which":"k"}',
+                                                 timeout=APP_TIMEOUT_MS)
     assert page.locator('[data-testid="stException"]').count() == 0
