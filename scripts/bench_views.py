@@ -8,9 +8,9 @@ learner in Debian's Chromium (Playwright) types the same text and visits each le
   and to the page still again (settled); the bytes the server sent over the websocket until then,
   and for the whole visit (the page scrolled to its end, sections computed when reached included).
 - **Moves in a browser view**: every control of every view on the page (`data-testid="ittView"`:
-  its native `input[type=range]`, `input[type=number]` and buttons, found generically; plotly's own
-  mode bar left out) is moved
-  one step `--moves` times, back and forth (arrow keys; Enter on a button).
+  its native `input[type=range]`, `input[type=number]`, check boxes, `<select>`s and buttons,
+  found generically; plotly's own mode bar left out; radio buttons are not moved) is moved
+  one step `--moves` times, back and forth (arrow keys; Space on a check box, Enter on a button).
 - **Moves on a Streamlit widget** (the code before the views): each view-only widget of the list
   below still on the page, moved as scripts/bench_ui.py moves it; there the server reruns.
 
@@ -142,13 +142,14 @@ PAGE_JS = r"""
 })();
 """
 
-VIEW_CONTROLS = ('[data-testid="ittView"] :is(input[type="range"], input[type="number"], button)')
+VIEW_CONTROLS = ('[data-testid="ittView"] :is(input[type="range"], input[type="number"], input[type="checkbox"], '
+                 'select, button)')
 DESCRIBE_JS = """e => {
   const v = e.closest('[data-testid="ittView"]');
   const label = e.labels && e.labels[0] ? e.labels[0].textContent.trim() : '';
   return { view: (v && v.dataset.view) || '', testid: e.dataset.testid || '',
            label: label || e.getAttribute('aria-label') || e.textContent.trim(),
-           kind: e.tagName === 'BUTTON' ? 'button' : e.type,
+           kind: e.tagName === 'BUTTON' ? 'button' : e.tagName === 'SELECT' ? 'select' : e.type,
            usable: e.checkVisibility() && !e.disabled && !e.closest('.js-plotly-plot') };
 }"""
 
@@ -336,11 +337,12 @@ def move_view_control(page, wire: Wire, server: Server, loc, info: dict, lesson:
     name = info["testid"] or f"{info['view']}: {info['label'][:40]}"
     m = Moves(lesson, name, "view")
     keys = {"range": ("ArrowRight", "ArrowLeft"), "number": ("ArrowUp", "ArrowDown"),
+            "select": ("ArrowDown", "ArrowUp"), "checkbox": ("Space", "Space"),
             "button": ("Enter", "Enter")}.get(info["kind"])
     if keys is None:
         m.notes.add(f"not moved ({info['kind']})")
         return m
-    value_js = "e => e.value"
+    value_js = "e => e.type === 'checkbox' ? String(e.checked) : e.value"
     frames0, cpu0 = wire.sent_frames, server.cpu_ms()
     up, tries, restless = True, 0, 0
     while len(m.ms) < moves and tries < 2 * moves + 4:
