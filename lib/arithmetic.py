@@ -393,6 +393,16 @@ def _score_widths(c: dict[str, Any]) -> tuple[int, int]:
     return d.H * d.Dh, d.H * d.Dh
 
 
+def score_width(config: dict[str, Any]) -> int:
+    """Numbers one query reads per key, summed over heads: query·key width plus value width.
+
+    The attention's FLOPs are 2 × this per token attended (`forward_flops_per_token`, `attention_flops`).
+    Example: Llama-3 8B -> 8192 (32 heads × 128, twice); DeepSeek-V3 -> 40,960 (128 × (192 + 128))
+    """
+    qk, v = _score_widths(text_config(config))
+    return qk + v
+
+
 def forward_flops_per_token(config: dict[str, Any], context: int = 0, n_params: float | None = None) -> float:
     """FLOPs to push one token through: 2·N (every weight used once) + 4·L·n·d (attention).
 

@@ -12,6 +12,7 @@ The formulas live in `lib.arithmetic`; this module puts them to work for the les
 - `time_prefill_decode` times the first token (the whole prompt at once) and the ones after
   (one at a time, reusing the cache); `memory_bandwidth` measures this machine's copy speed, the
   number that bounds the second.
+- `spec` reduces a config to the few numbers that price it, for the lesson's browser view.
 - `clamp` turns a learner's typed number into one the formulas accept, and says if it changed it.
 
 Deliberately left out: paged or quantized caches, prefix sharing between users, speculative
@@ -35,6 +36,8 @@ from lib.arithmetic import (
     dims,
     kv_bytes_per_token,
     kv_cache_bytes,
+    score_width,
+    text_config,
     users_that_fit,
 )
 
@@ -162,6 +165,22 @@ def calculate(config: dict[str, Any], n_params: float, tokens: int, users: int, 
     return Calculation(tokens, users, weights, per_user, kv_bytes_per_token(config, cache_dtype_bytes),
                        per_user * users, total, card_bytes, users_that_fit(card_bytes, weights, per_user),
                        total <= card_bytes)
+
+
+def spec(config: dict[str, Any], n_params: int | None) -> dict[str, Any]:
+    """A config reduced to what prices it, for a browser view that does the arithmetic itself.
+
+    `layers`: [kind, window, numbers per token, how many layers], one row per distinct layer
+    (the cache is Σ numbers × tokens held × count × bytes); `params` (None when they cannot be
+    counted), `width` (`score_width`: the attention's FLOPs per token attended, halved), `mla`.
+    static/views/kvcache.js computes the calculator's figures from it; tests/js holds the two together.
+    Example: spec(llama3_8b, 8_030_261_248)["layers"] -> [["full", None, 2048, 32]]
+    """
+    rows: dict[tuple, int] = {}
+    for layer in cache_layers(config):
+        rows[(layer.kind, layer.window, layer.numbers)] = rows.get((layer.kind, layer.window, layer.numbers), 0) + 1
+    return {"layers": [[kind, window, numbers, n] for (kind, window, numbers), n in rows.items()],
+            "params": n_params, "width": score_width(config), "mla": bool(text_config(config).get("kv_lora_rank"))}
 
 
 # ------------------------------------------------------------------------------------ a printed table

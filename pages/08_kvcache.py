@@ -10,7 +10,7 @@ import streamlit as st
 from lib import arithmetic as A
 from lib import kvcache as K
 from lib.reference import REFERENCE_MODELS
-from ui import core, differs_view, follow, lesson, nav, quiz_widget
+from ui import core, differs_view, lesson, nav, quiz_widget, views
 from ui import kvcache_view as view
 from ui.core import num, t
 
@@ -36,22 +36,20 @@ st.header(t("kvcache.calc.header"))
 lesson.show(text, "calculator")
 
 
-@st.fragment(key="kvcache.calc")
-def calc() -> None:
-    """The calculator and the variants at its context: its widgets rerun this section alone; the three
-    sections far below that price its choice follow when the learner reaches them (ui/follow.py)."""
-    choice = view.calculator(lm.config, name, info.n_params)
-    st.session_state[view.CHOICE_KEY] = choice
-    follow.publish({view.CHOICE_KEY: view.priced_mark(choice)}, key="kvcache.chosen")
-    st.header(t("kvcache.variants.header"))
-    lesson.show(text, "variants", window=num(K.LOCAL_WINDOW))
-    rows = {v.kind: v for v in view.variants_section(choice.tokens, choice.cache_dtype, choice.card_gb)}
-    lesson.show(text, "variants_after", tokens=num(choice.tokens), mha=view.size(rows["mha"].bytes),
-                gqa=view.size(rows["gqa"].bytes), mla=view.size(rows["mla"].bytes),
-                sliding=view.size(rows["sliding"].bytes), hybrid=view.size(rows["hybrid"].bytes), window=num(K.LOCAL_WINDOW))
-
-
-calc()
+# The calculator, the variants at its context, and training, serving and the experts far below
+# are answered in the browser (static/views/kvcache.js): a move there costs the server nothing.
+# A pasted config.json is new data: lib reads it and the view gets it as one more model.
+where = st.container()
+with st.expander(t("kvcache.custom.paste_header")):
+    pasted = view.pasted_config()
+key = views.data_key(core.model_name(), core.lang(), None if pasted is None else views.data_key(pasted[0]))
+views.view("kvcache", "kvcache.view", view.calc_data(lm.config, name, info.n_params, key, core.lang(), pasted),
+           where=where)
+st.header(t("kvcache.variants.header"))
+lesson.show(text, "variants", window=num(K.LOCAL_WINDOW))
+rest, live = lesson.live_split(text, "variants_after", "tokens")
+views.view("kvcache", "kvcache.variants_view", view.variants_data(key, core.lang(), live))
+st.markdown(rest)
 
 st.header(t("kvcache.fact.header"))
 lesson.show(text, "fact_check")
@@ -73,40 +71,18 @@ view.params_section(lm, name)
 
 
 
-@st.fragment(key="kvcache.train")
-def train() -> None:
-    choice = view.current_choice()
-    label, _, n_params = choice.priced()
-    with follow.following(view.CHOICE_KEY, view.priced_mark(choice), key="kvcache.train_box"):
-        st.header(t("kvcache.train.header"))
-        lesson.show(text, "training", model=label)
-        view.training_section(n_params, label)
-
-
-@st.fragment(key="kvcache.serve")
-def serve() -> None:
-    choice = view.current_choice()
-    _, cfg, n_params = choice.priced()
-    with follow.following(view.CHOICE_KEY, view.priced_mark(choice), key="kvcache.serve_box"):
-        st.header(t("kvcache.serve.header"))
-        lesson.show(text, "serving")
-        view.serving_section(cfg, n_params, choice.tokens, choice.cache_dtype, choice.weight_dtype)
-        lesson.show(text, "batching")
-
-
-@st.fragment(key="kvcache.moe")
-def moe() -> None:
-    choice = view.current_choice()
-    label, _, n_params = choice.priced()
-    with follow.following(view.CHOICE_KEY, view.priced_mark(choice), key="kvcache.moe_box"):
-        st.header(t("kvcache.moe.header"))
-        lesson.show(text, "moe")
-        view.moe_table(n_params, label)
-
-
-train()
-serve()
-moe()
+st.header(t("kvcache.train.header"))
+rest, live = lesson.live_split(text, "training", "model")
+st.markdown(rest)
+views.view("kvcache", "kvcache.train_view", view.cost_data("train", key, core.lang(), lm.config, name, info.n_params,
+                                                           chosen=live))
+st.header(t("kvcache.serve.header"))
+lesson.show(text, "serving")
+views.view("kvcache", "kvcache.serve_view", view.cost_data("serve", key, core.lang(), lm.config, name, info.n_params))
+lesson.show(text, "batching")
+st.header(t("kvcache.moe.header"))
+lesson.show(text, "moe")
+views.view("kvcache", "kvcache.moe_view", view.cost_data("moe", key, core.lang(), lm.config, name, info.n_params))
 
 differs_view.kvcache_section(lm)  # Gemma: the hybrid local/global cache, measured
 

@@ -78,7 +78,8 @@ WIDGETS: dict[str, tuple[Spec, ...]] = {
               Spec("block.mlp_layer"), Spec("block.lens_layer"), Spec("block.lens_pos", "select")),
     "sampling": (Spec("sampling.temperature"), Spec("sampling.top_k", "number"), Spec("sampling.top_p"),
                  Spec("sampling.seed", "number"), Spec("sampling.gen_step", prepare="sampling.generate")),
-    "kvcache": (Spec("kvcache.context_pick"),),
+    # The calculator, the variants, training, serving and the experts are the browser view's (no run).
+    "kvcache": (),
 }
 
 

@@ -47,15 +47,3 @@ def test_residual_stream_as_a_table():
     # The chart draws the norm's logarithm (its colours span five orders of magnitude); the table the norm.
     assert table.shape == z.shape
     np.testing.assert_allclose(np.log10(table.to_numpy(dtype=np.float64)), z, atol=1e-5)
-
-
-def test_kv_calculator_as_a_table():
-    at = start("it", "pages/08_kvcache.py")
-    table = _open_table(at, "kvcache.calc_chart", "it")
-    fig = chart(at, "kvcache.calc_chart")
-    labels = i18n.ui("it")
-    bars = {trace["name"]: plotly_array(trace["y"], np.float64) for trace in fig["data"] if trace["type"] == "bar"}
-    for name in (labels["kvcache.weights"], labels["kvcache.chart.cache"]):
-        np.testing.assert_allclose(table[name].to_numpy(dtype=np.float64), bars[name], rtol=1e-9)
-    np.testing.assert_allclose(table[labels["kvcache.table.sum"]], bars[labels["kvcache.weights"]]
-                               + bars[labels["kvcache.chart.cache"]], rtol=1e-9)

@@ -1,5 +1,7 @@
-"""AppTest for the KV-cache lesson in both languages: real content from the live model, the calculator
-with bad input (clamped with a notice), custom configs, bad texts, the timing run on a GPT-2 model."""
+"""AppTest for the KV-cache lesson in both languages: real content from the live model, what the
+calculator's browser view is sent (each model as lib.kvcache.spec; the view's arithmetic is held to
+lib by tests/js/kvcache.test.js), a link's absurd numbers, pasted configs, bad texts, the timing run
+on a GPT-2 model."""
 
 from __future__ import annotations
 
@@ -8,10 +10,12 @@ import json
 import pytest
 
 from lib import i18n
-from lib.arithmetic import kv_bytes_per_token, kv_cache_bytes
+from lib import kvcache as K
+from lib.arithmetic import count_params, kv_cache_bytes
 from lib.quiz import format_number, load_bank
 from lib.reference import MORE_MODELS
-from tests.apptest import page_text, start, chart_keys
+from tests.apptest import chart_keys, page_text, start, view_data
+from ui import kvcache_view as V
 
 PAGE = "pages/08_kvcache.py"
 
@@ -32,8 +36,21 @@ def test_lesson_runs_on_the_live_model(lang, real):
     text = page_text(at)
     assert i18n.lesson(lang, "kvcache")["intro"].splitlines()[0][:40] in text
     assert "{" not in "".join(m.value for m in at.markdown if "$" not in m.value)  # every placeholder filled
-    # The calculator on the live model: cache per token in bf16 by the formula.
-    assert _metric(at, labels["kvcache.per_token"].format(dtype="bf16")) == _kib(kv_bytes_per_token(real.config, 2), lang)
+    # The calculator's view gets the live model as lib reads it (the browser prices it: tests/js).
+    calc = view_data(at, "kvcache.view")
+    live = calc["presets"][0]
+    assert live["key"] == "live" and live["spec"] == K.spec(real.config, real.info.n_params)
+    assert [p["key"] for p in calc["presets"]] == list(V.PRESETS)
+    assert calc["settings"]["tokens"] == 8192 and calc["settings"]["from_link"] is None
+    # The variants' sentence goes to its view with its placeholders; the rest of the section is on the page.
+    variants = view_data(at, "kvcache.variants_view")
+    assert [v["kind"] for v in variants["variants"]] == list(K.VARIANTS)
+    assert "{tokens}" in variants["after"] and "{mha}" in variants["after"]
+    # Training, serving and the experts price the live model until the calculator says otherwise.
+    for part in ("train", "serve", "moe"):
+        priced = view_data(at, f"kvcache.{part}_view")["priced"]
+        assert priced["spec"]["params"] == real.info.n_params and priced["tokens"] == 8192
+    assert "{model}" in view_data(at, "kvcache.train_view")["chosen"]
     # The real cache weighed: the same bytes as the formula, 45 KiB per token in fp32.
     measured = _metric(at, labels["kvcache.measure.measured"])
     assert measured == _metric(at, labels["kvcache.measure.formula"])
@@ -41,77 +58,72 @@ def test_lesson_runs_on_the_live_model(lang, real):
     assert _metric(at, labels["kvcache.measure.per_token"].format(dtype="float32")) == _kib(46080, lang)
     assert any(labels["kvcache.measure.equal"].split("{")[0] in s.value for s in at.success)
     tables = [df.value for df in at.dataframe]
-    assert any(len(v) == 6 and labels["kvcache.variant.col.kind"] in v.columns for v in tables)
     fact = next(v for v in tables if labels["kvcache.fact.col.verdict"] in v.columns)
     assert list(fact[labels["kvcache.fact.col.verdict"]]).count(labels["kvcache.fact.ok"]) == 1
-    assert len(chart_keys(at)) >= 5
-    from lib.quiz import load_bank
-
+    assert len(chart_keys(at)) >= 2  # the parameters' charts; the calculator's are drawn in the browser
     n_questions = len(load_bank(lang, "kvcache"))
     assert len([b for b in at.button if b.key and b.key.startswith("FormSubmitter:quiz.kvcache.")]) == n_questions
     assert not at.warning and not at.error
 
 
+def test_the_view_is_sent_a_few_kilobytes_that_price_every_preset():
+    """The calculator's data is each model as lib.kvcache.spec, not tables: any typed context is
+    answered, and the whole lesson's views take some 16 KB."""
+    at = start("en", PAGE)
+    sizes = {k: len(json.dumps(view_data(at, f"kvcache.{k}"))) for k in
+             ("view", "variants_view", "train_view", "serve_view", "moe_view")}
+    assert sum(sizes.values()) < 24_000, sizes
+    specs = {p["key"]: p["spec"] for p in view_data(at, "kvcache.view")["presets"]}
+    for key in V.PRESETS:
+        if key in ("live", "custom"):
+            continue
+        cfg = V.preset_config(key, {})
+        assert specs[key] == K.spec(cfg, count_params(cfg)), key
+
+
 @pytest.mark.parametrize("lang", i18n.LANGS)
-def test_bad_numbers_are_clamped_with_a_notice(lang, real):
-    at = start(lang, PAGE)
-    labels = i18n.ui(lang)
-    at.number_input(key="kvcache.context").set_value(10**12)
-    at.number_input(key="kvcache.users").set_value(0)
-    at.number_input(key="kvcache.card_gb").set_value(-3.0)
-    at.number_input(key="kvcache.bandwidth").set_value(0.0)
-    at.run()  # the context's callback reruns the calculator and serving, where these four are
+def test_a_link_hands_its_numbers_to_the_view_which_clamps_them(lang, real):
+    """Absurd values from a link reach the view as they are (it clamps them with a notice, in the
+    browser: tests/js and tests/e2e/test_kvcache.py), and the page does not break."""
+    from tests.test_page_share import open_link
+
+    at = open_link("kvcache", {"lang": lang, "tokens": "999999999", "users": "0", "card_gb": "-3", "cache": "fp8"})
     assert not at.exception, at.exception
-    phrase = labels["kvcache.clamped"].split("{given}")[1].split("{used}")[0]
-    notices = [w.value for w in at.warning if phrase in w.value]
-    assert len(notices) == 4, [w.value for w in at.warning]
-    # The context used is the largest the calculator accepts, 10 million tokens, for one user.
-    per_user = kv_cache_bytes(real.config, 10_000_000)
-    assert 100e9 <= per_user < 1e12  # 230 GB: shown without decimals
-    assert _metric(at, labels["kvcache.per_user"]) == f"{format_number(round(per_user / 1e9), lang)} GB"
-    # Zero and negative become the smallest sensible value.
-    at.number_input(key="kvcache.context").set_value(-5)
-    at.run()
-    assert not at.exception
-    assert _metric(at, labels["kvcache.per_user"]).endswith("KB")
-    # The training section's inputs too.
-    at.run()  # the whole page again (the last run drew the calculator's sections only)
-    at.number_input(key="kvcache.gpus").set_value(-1)
-    at.run()
-    assert not at.exception
-    assert any(phrase in w.value and labels["kvcache.train.gpus"] in w.value for w in at.warning)
+    settings = view_data(at, "kvcache.view")["settings"]
+    assert (settings["tokens"], settings["users"], settings["card_gb"], settings["cache"]) == (999_999_999, 0, -3.0, "fp8")
+    assert settings["from_link"]
+    assert view_data(at, "kvcache.view")["bounds"] == {"tokens": [1, V.MAX_TOKENS], "users": [1, 100_000],
+                                                      "card_gb": [1.0, 100_000.0]}
 
 
 @pytest.mark.parametrize("lang", i18n.LANGS)
-def test_custom_config_messages(lang):
+def test_pasted_config_messages(lang):
     at = start(lang, PAGE)
     labels = i18n.ui(lang)
-    at.selectbox(key="kvcache.preset").set_value("custom")
-    at.run()
-    assert not at.exception
-    at.number_input(key="kvcache.custom.num_key_value_heads").set_value(64)  # more KV heads than query heads
-    at.run()
-    assert any(w.value.startswith(i18n.fill(labels["kvcache.custom.kv_over"], kv="64", heads="32")[:20])
-               for w in at.warning)
     at.text_area(key="kvcache.custom_json").set_value("{not json")
     at.run()
     assert [e.value for e in at.error] == [labels["kvcache.custom.bad_json"]]
+    assert "pasted" not in [p["key"] for p in view_data(at, "kvcache.view")["presets"]]
     at.text_area(key="kvcache.custom_json").set_value(json.dumps({"hidden_size": 4096, "num_hidden_layers": 32,
                                                                   "vocab_size": 1000}))
     at.run()
     assert [e.value for e in at.error] == [i18n.fill(labels["kvcache.custom.missing"], field="num_attention_heads")]
     at.text_area(key="kvcache.custom_json").set_value(json.dumps(MORE_MODELS["DeepSeek-V3"]))
     at.run()
-    assert not at.exception
-    # 671 billion parameters in bf16 do not fit on one 80 GB card: said, not crashed.
-    assert [e.value for e in at.error] == [i18n.fill(labels["kvcache.weights_too_big"], card="80 GB", cards="17")]
-    assert _metric(at, labels["kvcache.per_token"].format(dtype="bf16")) == _kib(61 * 576 * 2, lang)
+    assert not at.exception and not at.error
+    # DeepSeek-V3 joins the view's models, picked once (the weights too big for the card are said there).
+    data = view_data(at, "kvcache.view")
+    pasted = next(p for p in data["presets"] if p["key"] == "pasted")
+    assert pasted["spec"] == K.spec(MORE_MODELS["DeepSeek-V3"], count_params(MORE_MODELS["DeepSeek-V3"]))
+    assert pasted["spec"]["layers"] == [["full", None, 576, 61]] and data["settings"]["pasted"]
     at.text_area(key="kvcache.custom_json").set_value(json.dumps({"model_type": "bert", "hidden_size": 64,
                                                                   "num_attention_heads": 4, "num_hidden_layers": 2,
                                                                   "vocab_size": 100}))
     at.run()
     assert not at.exception
     assert any(x.value == i18n.fill(labels["kvcache.custom.no_params"], model_type="bert") for x in at.info)
+    pasted = next(p for p in view_data(at, "kvcache.view")["presets"] if p["key"] == "pasted")
+    assert pasted["spec"]["params"] is None and pasted["spec"]["layers"] == [["full", None, 128, 2]]
 
 
 @pytest.mark.parametrize("lang", i18n.LANGS)
@@ -144,7 +156,8 @@ def test_gpt2_family_model_and_the_timing_run(tiny_gpt2, monkeypatch):
     labels = i18n.ui("en")
     assert at.session_state["app.model"] == name
     assert _metric(at, labels["kvcache.measure.measured"]) == _metric(at, labels["kvcache.measure.formula"])
-    assert _metric(at, labels["kvcache.per_token"].format(dtype="bf16")) == _kib(kv_bytes_per_token(tiny_gpt2.config, 2), "en")
+    live = view_data(at, "kvcache.view")["presets"][0]
+    assert live["spec"] == K.spec(tiny_gpt2.config, tiny_gpt2.info.n_params)
     assert not any(labels["kvcache.measure.gqa"].split("(")[0] in x.value for x in at.info)  # no GQA to praise
     charts = len(chart_keys(at))
     at.button(key="kvcache.time_run").click()
@@ -165,42 +178,3 @@ def test_numeric_quiz_answer_is_graded():
     assert not at.exception
     assert any(q.explanation[:30] in s.value for s in at.success)
     assert at.session_state["quiz.results"]["kvcache"] == {q.id: True}
-
-
-def test_the_cost_sections_price_the_calculators_choice(real):
-    """Training, serving and the experts' table read the calculator's choice: serving is priced at
-    the picked context, training and the experts at the picked model. (In the browser a calculator
-    widget reruns the calculator alone and these sections follow when reached: tests/e2e/test_kvcache.py;
-    AppTest runs the whole page for a widget.)"""
-    at = start("en", PAGE)
-    labels = i18n.ui("en")
-    at.select_slider(key="kvcache.context_pick").set_value(32768)
-    at.run()
-    assert not at.exception, at.exception
-    assert at.number_input(key="kvcache.context").value == 32768
-    # Serving is priced at the new context (its compute line names it).
-    flops_line = i18n.fill(labels["kvcache.serve.flops"], tokens=format_number(32768, "en"))
-    assert any(c.value.startswith(flops_line[:flops_line.index("{")]) for c in at.caption)
-    at.selectbox(key="kvcache.preset").set_value("Llama-3 8B")
-    at.run()
-    assert not at.exception, at.exception
-    training = i18n.lesson("en", "kvcache")["training"]
-    assert "{model}" in training
-    assert any(i18n.fill(training, model="Llama-3 8B")[:200] in m.value for m in at.markdown)
-
-
-def test_the_priced_mark_changes_with_what_the_cost_sections_read():
-    """The mark the cost sections follow changes with the model, the context and the number formats,
-    not with the users or the card (which only the calculator reads)."""
-    from ui.kvcache_view import Choice, priced_mark
-
-    cfg = {"num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "hidden_size": 64}
-    base = Choice("m", cfg, 1000, None, 8192, 10, "bf16", "bf16", 80.0)
-    same = [Choice("m", dict(cfg), 1000, None, 8192, 99, "bf16", "bf16", 24.0)]
-    other = [Choice("m", dict(cfg, num_key_value_heads=4), 1000, None, 8192, 10, "bf16", "bf16", 80.0),
-             Choice("m", cfg, 1000, None, 16384, 10, "bf16", "bf16", 80.0),
-             Choice("m", cfg, 1000, None, 8192, 10, "fp8", "bf16", 80.0),
-             Choice("m", cfg, 1000, None, 8192, 10, "bf16", "int4", 80.0),
-             Choice("n", cfg, 1000, None, 8192, 10, "bf16", "bf16", 80.0)]
-    assert all(priced_mark(c) == priced_mark(base) for c in same)
-    assert len({priced_mark(c) for c in [base, *other]}) == 1 + len(other)

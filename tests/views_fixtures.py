@@ -157,9 +157,167 @@ def tokenization() -> dict:
     return {"trainings": cases, "ints": ints}
 
 
+def kvcache() -> dict:
+    """Every model of the calculator and every variant, at every context and number format: the
+    bytes exact; FLOPs, speeds and training figures as floats; the sizes written as the page writes them."""
+    from unittest import mock
+
+    from lib import arithmetic as A
+    from lib import kvcache as K
+    from lib.reference import MORE_MODELS, REFERENCE_MODELS
+    from ui import core
+    from ui import kvcache_view as V
+
+    qwen_window = dict(MORE_MODELS["Qwen2.5 7B"], use_sliding_window=True, max_window_layers=20, sliding_window=4096)
+    hybrid = dict(REFERENCE_MODELS["Llama-3 8B"], model_type="qwen3_next", full_attention_interval=4)
+    configs = {k: V.preset_config(k, {}) for k in V.PRESETS if k not in ("live", "custom")}
+    configs.update({"Gemma 3 4B": MORE_MODELS["Gemma 3 4B"], "Qwen2.5 7B, window on": qwen_window,
+                    "hybrid, 1 full in 4": hybrid})
+    configs.update({f"variant.{v}": K.variant_config(REFERENCE_MODELS[V.BASE], v) for v in K.VARIANTS})
+    contexts = sorted({*V.CONTEXTS, 1, 2, 511, 1023, 1025, 4095, 4097, 99_999, V.MAX_TOKENS})
+    models = []
+    for name, cfg in configs.items():
+        try:
+            params = A.count_params(cfg)
+        except ValueError:
+            params = None
+        spec = K.spec(cfg, params)
+        models.append({
+            "name": name, "spec": spec,
+            "counts": {kind: [k for k, _ in A.layer_kinds(cfg)].count(kind) for kind in (A.FULL, A.SLIDING, A.LINEAR)},
+            "bytes": {dt: [A.kv_cache_bytes(cfg, n, dtype_bytes=b) for n in contexts] for dt, b in A.CACHE_DTYPES.items()},
+            "per_token": {dt: A.kv_bytes_per_token(cfg, b) for dt, b in A.CACHE_DTYPES.items()},
+            "forward": [A.forward_flops_per_token(cfg, n, params or 1) for n in contexts],
+            "attention": [A.attention_flops(cfg, n) for n in contexts],
+            "causal": [A.attention_flops(cfg, n, causal=True) for n in contexts],
+            "calc": [{"given": dict(tokens=n, users=u, cache=c, weights=w, card_gb=g), "out": vars(K.calculate(
+                cfg, params or 0, n, u, A.CACHE_DTYPES[c], A.bytes_per_param(w), g * 1e9))}
+                for n, u, c, w, g in ((8192, 10, "bf16", "bf16", 80.0), (131_072, 64, "fp8", "int4", 141.0),
+                                      (1, 1, "fp32", "fp32", 1.0), (V.MAX_TOKENS, 100_000, "bf16", "fp8", 24.5),
+                                      (100_000, 3, "fp32", "int4", 100_000.0))],
+        })
+    base = REFERENCE_MODELS[V.BASE]
+    variants = [{"tokens": n, "cache": c, "rows": [{"kind": v.kind, "bytes": v.bytes, "per_token": v.per_token,
+                                                    "saving": v.saving} for v in K.cache_variants(base, n, b)]}
+                for n in contexts for c, b in A.CACHE_DTYPES.items()]
+    customs = []
+    for fields in ({"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+                    "hidden_size": 4096, "intermediate_size": 14_336, "vocab_size": 128_256},
+                   {"num_hidden_layers": 1, "num_attention_heads": 1, "num_key_value_heads": 1, "head_dim": 1,
+                    "hidden_size": 1, "intermediate_size": 1, "vocab_size": 1},
+                   {"num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 99, "head_dim": 128,
+                    "hidden_size": 8192, "intermediate_size": 28_672, "vocab_size": 2_000_000}):
+        cfg = dict(fields, model_type="llama", tie_word_embeddings=False)  # the calculator's own numbers
+        cfg["num_key_value_heads"] = min(cfg["num_key_value_heads"], cfg["num_attention_heads"])
+        customs.append({"fields": fields, "spec": K.spec(cfg, A.count_params(cfg)),
+                        "bytes": [A.kv_cache_bytes(cfg, n) for n in contexts]})
+    fits = [{"card": c, "weights": w, "per_user": u, "fit": A.users_that_fit(c, w, u)}
+            for c, w, u in ((1.0, 0.0, 0.1), (80e9, 16_060_522_496.0, 1_073_741_824), (0.3, 0.0, 0.1),
+                            (24e9, 30e9, 5), (80e9, 0.0, 0), (6.0, 0.0, 0.2), (1e15, 1.0, 3))]
+    steps = [{"given": [w, u, n, b], "out": {k: getattr(s, k) for k in (
+        "seconds", "tokens_per_s", "per_user", "cache_share", "cache_bytes")}}
+        for w, u, n, b in ((16e9, 0, 1, 3e12), (16.06e9, 13.1e9, 64, 3e12), (1e6, 5e5, 512, 1e9))
+        for s in [A.decode_step(w, u, n, b)]]
+    training = [{"params": p, "tokens": d, "gpus": g, "peak": f, "util": u, "flops": A.training_flops(p, d),
+                 "days": A.training_days(A.training_flops(p, d), g, f, u),
+                 "memory": {f"{o}.{z}": A.training_memory(p, o, g if z else 1, z) for o in ("adam", "muon") for z in (0, 3)}}
+                for p, d, g, f, u in ((8.03e9, 15e12, 1000, 400e12, 0.4), (134_515_008, 1e9, 1, 1e12, 1.0),
+                                      (671e9, 14.8e12, 2048, 989e12, 0.35))]
+    moe = [{"total": t, "active": a, **vars(A.dense_vs_moe(t, a))} for t, a in ((8.03e9, None), (400e9, 25e9))]
+    clamps = [{"given": g, "lo": lo, "hi": hi, "integer": i, **vars(K.clamp(g, lo, hi, integer=i))}
+              for g, lo, hi, i in (("-7", 1, 10_000_000, True), ("0", 1, 100_000, True), ("2.7", 1, 100, True),
+                                   ("1e12", 1, 10_000_000, True), ("", 1, 100, True), ("abc", 1.0, 100_000.0, False),
+                                   ("80", 1.0, 100_000.0, False), ("0.5", 1.0, 100_000.0, False),
+                                   ("3.25", 0.001, 1000.0, False), ("8192", 1, 10_000_000, True))]
+    written = []
+    for lang in ("en", "it"):
+        with mock.patch.object(core, "lang", return_value=lang):
+            for x in (0, 1, 999, 1000, 1024, 9999.5, 46_080, 131_072, 1_073_741_824, 13_107_200_000, 5.2e13, 2.15e12,
+                      99_950_000_000, 7.2e23, 1.606e10, 6.85e10, 12_345_678.9, 2.5e15, 0.4):
+                written.append({"x": x, "lang": lang, "size": V.size(x), "kib": V.kib(x) if x < 2**53 else None, "flops": V.flops(x),
+                                "big": core.big(x), "sci": V.sci(x) if x else None})
+    units = {lang: {"billion": i18n_label(lang, "unit.billion"), "million": i18n_label(lang, "unit.million")}
+             for lang in ("en", "it")}
+    return {"contexts": contexts, "cache_dtypes": A.CACHE_DTYPES, "weight_dtypes": A.WEIGHT_DTYPES, "models": models,
+            "variants": variants, "variant_specs": [K.spec(configs[f"variant.{v}"], None) for v in K.VARIANTS],
+            "customs": customs, "fits": fits, "steps": steps, "training": training, "moe": moe, "clamps": clamps,
+            "written": written, "units": units}
+
+
+def i18n_label(lang: str, key: str) -> str:
+    from lib import i18n
+
+    return i18n.label(lang, key)
+
+
+# The RoPE bases of the course's models, from their configs: SmolLM2-135M (Dh 64) 100,000; Gemma 3
+# 270M (Dh 256) 1,000,000 on its global layers and 10,000 on its windowed ones; the tests' tiny Gemma
+# (Dh 16) 10,000 and 10; the original paper's 10,000.
+ROPE_CASES = ((64, 100_000.0), (256, 1_000_000.0), (256, 10_000.0), (16, 10_000.0), (16, 10.0), (4, 10_000.0))
+
+
+def position() -> dict:
+    """lib.rope's angles, rotations and scores for static/views/position.js (tests/js/position.test.js)."""
+    rng = np.random.default_rng(20261207)
+    positions = [0, 1, 2, 5, 7, 100, 2047, 8191, 32767]
+    cases = []
+    for d_head, base in ROPE_CASES:
+        theta = rope.frequencies(d_head, base)
+        x = rng.normal(0, 1.5, (4, d_head))
+        q, k = (rope.seeded_vector(d_head, s) for s in (11, 12))
+        pairs = [(7, 3), (107, 103), (0, 0), (3, 7), (5000, 4990), (8191, 0)]
+        distances = [0, 1, 2, 3, 10, 64, 500, 2047, 8191]
+        windows = []
+        for m, context in ((5, 8192), (8191, 8192), (3, 100), (20000, 32768)):
+            lo = min(max(0, m - 256 // 2), max(0, context - 256))  # the window around m inside the context
+            pos = np.arange(lo, min(lo + 256, context))
+            z = np.outer(theta, pos) % (2 * np.pi)
+            cols = sorted({*range(0, len(pos), 37), len(pos) - 1})  # a sample of the columns: the file stays small
+            windows.append({"m": m, "context": context, "lo": int(lo), "n": len(pos), "cols": cols,
+                            "z": z[:, cols].tolist()})
+        cases.append({
+            "d_head": d_head, "base": base, "theta": theta.tolist(),
+            "positions": positions, "angles": rope.angles(positions, d_head, base).tolist(),
+            "x": x.tolist(), "rotated": rope.apply_rope(x, base=base).tolist(),
+            "rotated_scaled": rope.apply_rope(x, inv_freq=theta / 4).tolist(),  # a model's own θ_i (scaled)
+            "q": q.tolist(), "k": k.tolist(),
+            "scores": [{"n": n, "m": m, "score": float(rope.scores(q[None], k[None], [n], [m], base)[0, 0])}
+                       for n, m in pairs],
+            "distances": distances, "same": rope.score_vs_distance(q, q, distances, base).tolist(),
+            "different": rope.score_vs_distance(q, k, distances, base).tolist(),
+            "windows": windows,
+        })
+    return {"cases": cases}
+
+
+def tokenization() -> dict:
+    """The training animation's lives (lib.bpe.lives) and, for every step, the tokens lib's
+    segments give (Training.spans) in the same window; exact integers through pack_ints."""
+    text = ("Il gatto dorme sul divano, il gatto sogna. The cat sleeps on the sofa; the cat dreams!\n"
+            "aaabdaaabac 2024 2025 🍞🍞 perché perché") * 3
+    cases = []
+    for pattern, size in (("gpt2", 256 + 60), ("gpt4", 256 + 40)):
+        t = bpe.train(text, size, pattern)
+        n = t.n_merges
+        window = bpe.chunk_end(t.cut_step, 120)
+        starts, ends, born, dies = bpe.lives(t.cut_step, 0, window)
+        data = np.frombuffer(t.corpus, dtype=np.uint8)
+        merge_ids = np.array([0] + [m.id for m in t.merges], dtype=np.int64)
+        ids = np.where(born > 0, merge_ids[born], data[starts])
+        dies = np.where(dies >= bpe.NEVER, n + 1, dies)
+        cases.append({"pattern": pattern, "n": n, "id": pack_ints(ids), "born": pack_ints(born), "dies": pack_ints(dies),
+                      "states": [[s.id for s in t.spans(k, 0, window)] for k in range(n + 1)],
+                      "top_len": [len(p) for p in t.top_pairs]})
+    ints = []
+    for values in ([], [0], [0, 255], [0, 256, 65535], [7, 65536, 2**32 - 1], list(range(0, 3000, 7))):
+        ints.append({"packed": pack_ints(values), "values": values})
+    return {"trainings": cases, "ints": ints}
+
+
 def build() -> dict[str, dict]:
     return {"sampling.json": sampling(), "common.json": common(), "tokenization.json": tokenization(),
-            "position.json": position()}
+            "position.json": position(),
+            "kvcache.json": kvcache()}
 
 
 def write() -> None:

@@ -1,17 +1,17 @@
-"""The KV-cache lesson's widgets, cached measurements and figures.
+"""The KV-cache lesson's data for its browser view, cached measurements and figures.
 
-Every number a learner types goes through `number`: drawn without bounds (so nothing typed is
-refused silently), then clamped by lib.kvcache.clamp with a notice saying what was used instead.
-Figures take numbers and already-translated labels. Measurements on the live model are cached per
-model name (and token count): moving a slider that only changes the view never re-runs the model.
+The calculator, the variants at its context, training, serving and the experts' table are drawn by
+static/views/kvcache.js from what `calc_data`, `variants_data` and `cost_data` send: each model as
+lib.kvcache.spec, the labels and the settings; every number a learner types is clamped there with
+lib.kvcache.clamp's rule and a notice. A pasted config.json is read here (`pasted_config`).
+Measurements on the live model are cached per model name (and token count).
 """
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import json
 import math
-from dataclasses import dataclass
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -21,10 +21,11 @@ from lib import arithmetic as A
 from lib import kvcache as K
 from lib.reference import MORE_MODELS, REFERENCE_MODELS, SEED_000_KV_TABLE
 from ui import figures
+from ui import views
 from ui.cache import get_model
 from ui.core import big, num, t
+from ui.export import modebar_config
 from ui.figures import PALETTE
-from ui.chart_table import as_table
 from ui.live_chart import live_chart
 
 CONTEXTS = (512, 1024, 2048, 4096, 8192, 16_384, 32_768, 65_536, 100_000, 131_072, 262_144, 524_288, 1_048_576)
@@ -44,103 +45,74 @@ CUSTOM_FIELDS = (  # (config key, default, lo, hi)
 
 
 # ------------------------------------------------------------------------------------ formatting
+# static/views/kvcache.js writes the same figures the same way (tests/js/kvcache.test.js on fixtures
+# these functions write; sci and flops are the training and serving sentences' formats, now written
+# there): `language` None is the page's.
 
 
-def size(b: float) -> str:
+def size(b: float, language: str | None = None) -> str:
     """Bytes for people, decimal units: 1.07 GB, 13.1 GB, 840 GB, 2.15 TB."""
     for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
         if b >= scale:
             x = b / scale
-            return f"{num(x, 2 if x < 10 else 1 if x < 100 else 0)} {unit}"
-    return f"{num(round(b))} B"
+            return f"{num(x, 2 if x < 10 else 1 if x < 100 else 0, language)} {unit}"
+    return f"{num(round(b), language=language)} B"
 
 
-def kib(b: float) -> str:
-    return f"{num(b / 1024, 1)} KiB"
+def kib(b: float, language: str | None = None) -> str:
+    return f"{num(b / 1024, 1, language)} KiB"
 
 
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
-def sci(x: float, digits: int = 1) -> str:
+def sci(x: float, digits: int = 1, language: str | None = None) -> str:
     """Scientific notation for people: 7.2 × 10²³."""
     exp = math.floor(math.log10(abs(x))) if x else 0
-    return f"{num(x / 10**exp, digits)} × 10{str(exp).translate(_SUPERSCRIPT)}"
+    return f"{num(x / 10**exp, digits, language)} × 10{str(exp).translate(_SUPERSCRIPT)}"
 
 
-def flops(x: float) -> str:
+def flops(x: float, language: str | None = None) -> str:
     for unit, scale in (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6)):
         if x >= scale:
-            return f"{num(x / scale, 1)} {unit}"
-    return f"{num(round(x))} FLOP"
+            return f"{num(x / scale, 1, language)} {unit}"
+    return f"{num(round(x), language=language)} FLOP"
 
 
-# ------------------------------------------------------------------------------------ inputs
+# ------------------------------------------------------------------------------------ the calculator's view
+# The calculator, the variants at its context and the training, serving and experts' sections that
+# price its choice are answered in the browser (static/views/kvcache.js): the server sends each
+# model as a few numbers (lib.kvcache.spec), once per model and language, and the view does the
+# arithmetic of lib.arithmetic there. A pasted config.json is new data: lib reads it here.
 
-
-def number(key: str, label: str, default: float, lo: float, hi: float, integer: bool = True,
-           step: float | None = None, on_change=None) -> float:
-    """A number input that accepts anything typed, then clamps it into [lo, hi] with a notice.
-
-    Without `on_change` a new value reruns the input's own section (its fragment) alone."""
-    full = f"kvcache.{key}"
-    st.session_state.setdefault(full, default)
-    raw = st.number_input(label, key=full, step=step if step is not None else (1 if integer else None),
-                          format=None if integer else "%g", on_change=on_change)
-    c = K.clamp(raw, lo, hi, integer=integer)
-    if c.changed:
-        st.warning(t("kvcache.clamped", what=label, given=str(raw), used=num(c.value)))
-    return c.value
-
-
-# The calculator's section sets the learner's choice; the sections far below that price it (training,
-# serving, mixture of experts) follow it when the learner reaches them (ui/follow.py), so a
-# calculator widget reruns the calculator alone, in one script run.
-CHOICE_KEY = "kvcache.choice"
-
-
-def current_choice() -> "Choice | None":
-    """The calculator's last choice (set by its section, which runs before the sections reading it)."""
-    return st.session_state.get(CHOICE_KEY)
-
-
-def priced_mark(choice: "Choice") -> str:
-    """What the cost sections read of the choice (model, its numbers, context and number formats), as a
-    short mark: a section drawn for another mark is out of date."""
-    label, cfg, n_params = choice.priced()
-    seen = json.dumps([label, cfg, n_params, choice.tokens, choice.cache_dtype, choice.weight_dtype],
-                      sort_keys=True, default=str)
-    return hashlib.sha1(seen.encode()).hexdigest()[:16]
-
-
-def _pick_context() -> None:
-    """The context picker writes the exact number below it (the calculator's section reruns)."""
-    st.session_state["kvcache.context"] = st.session_state["kvcache.context_pick"]
-
-
-def _custom_config() -> dict | None:
-    """The learner's own numbers, or a pasted config.json; None (with a message) if unusable."""
-    pasted = st.text_area(t("kvcache.custom.json"), key="kvcache.custom_json", height=90,
-                          placeholder='{"num_hidden_layers": 32, "num_attention_heads": 32, ...}')
-    if pasted.strip():
-        try:
-            cfg = json.loads(pasted)
-        except ValueError:
-            st.error(t("kvcache.custom.bad_json"))
-            return None
-        if not isinstance(cfg, dict):
-            st.error(t("kvcache.custom.bad_json"))
-            return None
-        return A.text_config(cfg)
-    cols = st.columns(4)
-    cfg = {"model_type": "llama", "tie_word_embeddings": False}
-    for i, (field, default, lo, hi) in enumerate(CUSTOM_FIELDS):
-        with cols[i % 4]:
-            cfg[field] = number(f"custom.{field}", t(f"kvcache.field.{field}"), default, lo, hi)
-    if cfg["num_key_value_heads"] > cfg["num_attention_heads"]:
-        st.warning(t("kvcache.custom.kv_over", kv=num(cfg["num_key_value_heads"]), heads=num(cfg["num_attention_heads"])))
-        cfg["num_key_value_heads"] = cfg["num_attention_heads"]
-    return cfg
+SETTINGS = ("context", "tokens", "users", "card_gb", "cache", "weights")  # a share link's names (ui/share.py)
+SETTING_KEYS = {"context": "kvcache.context_pick", "tokens": "kvcache.context", "users": "kvcache.users",
+                "card_gb": "kvcache.card_gb", "cache": "kvcache.cache_dtype", "weights": "kvcache.weight_dtype"}
+DEFAULTS = {"context": 8192, "tokens": 8192, "users": 10, "card_gb": 80.0, "cache": "bf16", "weights": "bf16"}
+BOUNDS = {"tokens": (1, MAX_TOKENS, True), "users": (1, 100_000, True), "card_gb": (1.0, 100_000.0, False)}
+LINK_KEY = "kvcache.link_settings"  # a share link's values, handed to the view once
+SHARED_LABELS = ("kvcache.clamped", "chart.as_table", "views.unavailable")
+LABELS = {  # what each part of the view writes, besides SHARED_LABELS
+    "calc": ("kvcache.preset", "kvcache.context_pick", "kvcache.context", "kvcache.users", "kvcache.cache_dtype",
+             "kvcache.cache_dtype_help", "kvcache.weight_dtype", "kvcache.weight_dtype_help", "kvcache.card_gb",
+             "kvcache.custom.kv_over", "kvcache.per_token", "kvcache.per_token_help", "kvcache.per_user",
+             "kvcache.weights", "kvcache.total", "kvcache.params_are", "kvcache.layers_are", "kvcache.weights_too_big",
+             "kvcache.fit_unbounded", "kvcache.fit", "kvcache.not_fit", "kvcache.chart.one_user",
+             "kvcache.chart.all_users", "kvcache.chart.cache", "kvcache.chart.card", "kvcache.chart.title",
+             "kvcache.table.sum", "kvcache.table.card", "chart.kvcache.calc_chart", "yes", "no",
+             *(f"kvcache.field.{f}" for f, *_ in CUSTOM_FIELDS)),
+    "variants": ("kvcache.variant.hover", "kvcache.variant.title", "kvcache.variant.col.kind",
+                 "kvcache.variant.col.per_token", "kvcache.variant.col.per_user", "kvcache.variant.col.saving",
+                 "kvcache.variant.col.users", "chart.kvcache.variants_chart"),
+    "train": ("kvcache.train.tokens", "kvcache.train.gpus", "kvcache.train.tflops", "kvcache.train.util",
+              "kvcache.train.result", "kvcache.train.col.setup", "kvcache.train.adam", "kvcache.train.muon",
+              "kvcache.train.zero", "kvcache.train.one_card", *(f"kvcache.train.col.{k}" for k in
+                                                               ("weights", "gradients", "master", "optimizer", "total"))),
+    "serve": ("kvcache.serve.bandwidth", "kvcache.serve.users", "kvcache.serve.result", "kvcache.serve.flops",
+              "kvcache.serve.total", "kvcache.serve.each", "kvcache.serve.x", "kvcache.serve.y",
+              "chart.kvcache.serve_chart"),
+    "moe": ("kvcache.moe.typical", *(f"kvcache.moe.col.{k}" for k in ("model", "total", "active", "flops", "memory"))),
+}
 
 
 def preset_config(key: str, live_config: dict) -> dict:
@@ -155,159 +127,106 @@ def preset_config(key: str, live_config: dict) -> dict:
 def preset_label(key: str, live_name: str) -> str:
     if key == "live":
         return t("kvcache.preset.live", name=live_name)
-    if key.startswith("8b_") or key == "custom":
+    if key.startswith("8b_") or key in ("custom", "pasted"):
         return t(f"kvcache.preset.{key}")
     return key
 
 
-# ------------------------------------------------------------------------------------ calculator
+@functools.cache
+def _specs() -> dict[str, dict]:
+    """Every preset but the live model's, and the six variants: the same for every learner."""
+    presets = tuple((k, K.spec(preset_config(k, {}), A.count_params(preset_config(k, {}))))
+                    for k in (*PRESETS, BASE) if k not in ("live", "custom"))
+    base = REFERENCE_MODELS[BASE]
+    return dict(presets + tuple((f"variant.{v}", K.spec(K.variant_config(base, v), None)) for v in K.VARIANTS))
 
 
-@dataclass(frozen=True)
-class Choice:
-    """What the learner picked in the calculator; `config`/`calc` are None when the numbers are unusable."""
-
-    label: str
-    config: dict | None
-    n_params: int | None
-    calc: K.Calculation | None
-    tokens: int
-    users: int
-    cache_dtype: str
-    weight_dtype: str
-    card_gb: float
-
-    def priced(self) -> tuple[str, dict, int]:
-        """(label, config, parameters) for the cost sections: this model, or the 8B if it cannot be counted."""
-        if self.config is not None and self.n_params:
-            return self.label, self.config, self.n_params
-        base = REFERENCE_MODELS[BASE]
-        return BASE, base, A.count_params(base)
+def settings() -> dict:
+    """The settings the server knows: a share link's (in session state), else the defaults."""
+    s = st.session_state
+    return {name: s.get(key, DEFAULTS[name]) for name, key in SETTING_KEYS.items()}
 
 
-def calculator(live_config: dict, live_name: str, live_params: int) -> Choice:
-    """The calculator's widgets and results: weights, cache per token, per user, in total, users per card."""
-    # Labels computed now, not in the callback: format_func may run outside the script (AppTest).
-    names = {k: preset_label(k, live_name) for k in PRESETS}
-    key = st.selectbox(t("kvcache.preset"), PRESETS, key="kvcache.preset", format_func=names.__getitem__)
-    cfg = _custom_config() if key == "custom" else preset_config(key, live_config)
-    st.session_state.setdefault("kvcache.context_pick", 8192)
-    ticks = {n: "1M" if n == 2**20 else f"{num(n // 1024)}K" if n % 1024 == 0 else num(n) for n in CONTEXTS}
-    st.select_slider(t("kvcache.context_pick"), CONTEXTS, key="kvcache.context_pick", on_change=_pick_context,
-                     format_func=ticks.__getitem__)
-    c1, c2, c3 = st.columns(3)
-    with c1:
-        tokens = number("context", t("kvcache.context"), 8192, 1, MAX_TOKENS, step=1024)
-        users = number("users", t("kvcache.users"), 10, 1, 100_000)
-    with c2:
-        cache_dtype = st.segmented_control(t("kvcache.cache_dtype"), list(A.CACHE_DTYPES), default="bf16",
-                                           key="kvcache.cache_dtype") or "bf16"
-        weight_dtype = st.segmented_control(t("kvcache.weight_dtype"), list(A.WEIGHT_DTYPES), default="bf16",
-                                            key="kvcache.weight_dtype", help=t("kvcache.weight_dtype_help")) or "bf16"
-    with c3:
-        card_gb = number("card_gb", t("kvcache.card_gb"), 80.0, 1.0, 100_000.0, integer=False, step=8.0)
-    label = live_name if key == "live" else preset_label(key, live_name)
-    choice = Choice(label, None, None, None, tokens, users, cache_dtype, weight_dtype, card_gb)
-    if cfg is None:
-        return choice
+def pasted_config() -> tuple[dict, int | None] | None:
+    """A config.json the learner pasted, read by lib: (config, parameters or None), or None (with a
+    message saying why) when the box is empty or the text unusable. A new text reruns the page: it
+    is new data for the view, like a new text for the other lessons."""
+    raw = st.text_area(t("kvcache.custom.paste"), key="kvcache.custom_json", height=90,
+                       placeholder='{"num_hidden_layers": 32, "num_attention_heads": 32, ...}')
+    if not raw.strip():
+        return None
+    try:
+        cfg = json.loads(raw)
+    except ValueError:
+        cfg = None
+    if not isinstance(cfg, dict):
+        st.error(t("kvcache.custom.bad_json"))
+        return None
+    cfg = A.text_config(cfg)
     try:
         A.cache_layers(cfg)
     except A.ConfigError as e:
         st.error(t(f"kvcache.custom.{e.problem}", field=e.field))
-        return choice
+        return None
     try:
-        n_params = live_params if key == "live" else A.count_params(cfg)
+        n_params = A.count_params(cfg)
     except (ValueError, KeyError, TypeError):
         st.info(t("kvcache.custom.no_params", model_type=str(cfg.get("model_type"))))
         n_params = None
-    calc = K.calculate(cfg, n_params or 0, tokens, users, A.CACHE_DTYPES[cache_dtype],
-                       A.bytes_per_param(weight_dtype), card_gb * 1e9)
-    _show_calculation(calc, cfg, n_params, cache_dtype)
-    return Choice(label, cfg, n_params, calc, tokens, users, cache_dtype, weight_dtype, card_gb)
+    st.caption(t("kvcache.custom.pasted_used"))
+    return cfg, n_params
 
 
-def _show_calculation(calc: K.Calculation, cfg: dict, n_params: int | None, cache_dtype: str) -> None:
-    kinds = [k for k, _ in A.layer_kinds(cfg)]
-    m = st.columns(4)
-    m[0].metric(t("kvcache.per_token", dtype=cache_dtype), kib(calc.cache_per_token) if calc.cache_per_token else "0",
-                help=t("kvcache.per_token_help"))
-    m[1].metric(t("kvcache.per_user"), size(calc.cache_per_user))
-    m[2].metric(t("kvcache.weights"), size(calc.weights) if n_params else "—",
-                help=t("kvcache.params_are", n=big(n_params)) if n_params else None)
-    m[3].metric(t("kvcache.total"), size(calc.total))
-    st.caption(t("kvcache.layers_are", full=num(kinds.count("full")), local=num(kinds.count("sliding")),
-                 linear=num(kinds.count("linear")), mla=t("yes") if cfg.get("kv_lora_rank") else t("no")))
-    live_chart(calc_figure(calc), key="kvcache.calc_chart")
-    as_table("kvcache.calc_chart", lambda: calc_table(calc))
-    card = size(calc.card)
-    if calc.weights > calc.card:
-        st.error(t("kvcache.weights_too_big", card=card, cards=num(math.ceil(calc.weights / calc.card))))
-    elif calc.users_fit is None:
-        st.success(t("kvcache.fit_unbounded", card=card))
-    else:
-        msg = t("kvcache.fit", card=card, n=num(calc.users_fit), tokens=num(calc.tokens))
-        (st.success if calc.fits else st.warning)(msg + ("" if calc.fits else " " + t("kvcache.not_fit")))
+def _part(part: str, key: str, lang: str) -> dict:
+    """What every part of the view gets: its labels, the formats' bytes, the chart's look."""
+    return {"part": part, "key": key, "lang": lang, "labels": {k: t(k) for k in SHARED_LABELS + LABELS[part]},
+            "units": {"billion": t("unit.billion"), "million": t("unit.million")},
+            "cache_dtypes": dict(A.CACHE_DTYPES), "weight_dtypes": dict(A.WEIGHT_DTYPES), "palette": list(PALETTE),
+            "separators": t("plot.separators"), "config": modebar_config(f"kvcache.{part}_chart")}
 
 
-def calc_table(calc: K.Calculation) -> pd.DataFrame:
-    """The calculator chart's numbers in GB: one user and all users, each with the weights, the
-    cache, their sum, and the card's memory."""
-    gb = 1e9
-    rows = [t("kvcache.chart.one_user"), t("kvcache.chart.all_users", n=num(calc.users))]
-    weights, cache = [calc.weights / gb] * 2, [calc.cache_per_user / gb, calc.cache_total / gb]
-    return pd.DataFrame({t("kvcache.weights"): weights, t("kvcache.chart.cache"): cache,
-                         t("kvcache.table.sum"): [w + c for w, c in zip(weights, cache)],
-                         t("kvcache.table.card"): [calc.card / gb] * 2},
-                        index=pd.Index(rows, name="GB"))
+def calc_data(live_config: dict, live_name: str, live_params: int, key: str, lang: str,
+              pasted: tuple[dict, int | None] | None = None) -> dict:
+    """The calculator's data: every preset as lib.kvcache.spec (the live model's, the references',
+    a pasted config's), the contexts, the bounds of the boxes and the settings."""
+    specs = _specs()
+    presets = [{"key": "live", "label": preset_label("live", live_name), "short": live_name,
+                "spec": K.spec(live_config, live_params)}]
+    presets += [{"key": k, "label": preset_label(k, live_name), "short": preset_label(k, live_name), "spec": specs[k]}
+                for k in PRESETS if k not in ("live", "custom")]
+    if pasted is not None:
+        name = preset_label("pasted", live_name)
+        presets.append({"key": "pasted", "label": name, "short": name, "spec": K.spec(*pasted)})
+    name = preset_label("custom", live_name)
+    presets.append({"key": "custom", "label": name, "short": name, "spec": None})
+    link = st.session_state.get(LINK_KEY)
+    return dict(_part("calc", key, lang), presets=presets, contexts=list(CONTEXTS), base=BASE, base_spec=specs[BASE],
+                bounds={k: list(v[:2]) for k, v in BOUNDS.items()},
+                custom=[{"field": f, "default": d, "lo": lo, "hi": hi} for f, d, lo, hi in CUSTOM_FIELDS],
+                settings=dict(settings(), from_link=link,
+                              pasted=views.data_key(pasted[0]) if pasted is not None else None))
 
 
-def calc_figure(calc: K.Calculation) -> go.Figure:
-    """Two stacked bars, one user and all users: weights, then cache; the card as a line."""
-    x = [t("kvcache.chart.one_user"), t("kvcache.chart.all_users", n=num(calc.users))]
-    gb = 1e9
-    fig = go.Figure([
-        go.Bar(x=x, y=[calc.weights / gb] * 2, name=t("kvcache.weights"), marker_color=PALETTE[0]),
-        go.Bar(x=x, y=[calc.cache_per_user / gb, calc.cache_total / gb], name=t("kvcache.chart.cache"),
-               marker_color=PALETTE[1], text=[size(calc.cache_per_user), size(calc.cache_total)], textposition="auto"),
-    ])
-    top = max(calc.total, calc.weights, 1.0) / gb * 1.15
-    label = t("kvcache.chart.card", card=size(calc.card))
-    if calc.card / gb <= 4 * top:  # the card's line on the chart
-        fig.add_hline(y=calc.card / gb, line_dash="dash", line_color=PALETTE[3], annotation_text=label)
-        top = max(top, calc.card / gb * 1.08)
-    else:  # far above the bars: drawing it would flatten them
-        fig.add_annotation(text=label + " ↑", xref="paper", yref="paper", x=1, y=1, showarrow=False,
-                           font_color=PALETTE[3])
-    fig.update_layout(barmode="stack", height=340, yaxis_title="GB", yaxis_range=[0, top],
-                      margin=dict(l=10, r=10, t=30, b=10), title=t("kvcache.chart.title", tokens=num(calc.tokens)))
-    return fig
+def variants_data(key: str, lang: str, after: str) -> dict:
+    """The six variants of the 8B as specs; `after`, the lesson's sentence the view fills in."""
+    specs = _specs()
+    return dict(_part("variants", key, lang), base_spec=specs[BASE], local_window=K.LOCAL_WINDOW, after=after,
+                settings=settings(), variants=[{"kind": v, "label": t(f"kvcache.variant.{v}"),
+                                                "spec": specs[f"variant.{v}"]} for v in K.VARIANTS])
 
 
-# ------------------------------------------------------------------------------------ variants
-
-
-def variants_section(tokens: int, cache_dtype: str, card_gb: float) -> tuple[K.Variant, ...]:
-    base = REFERENCE_MODELS[BASE]
-    rows = K.cache_variants(base, tokens, A.CACHE_DTYPES[cache_dtype])
-    weights = A.weight_bytes(A.count_params(base), "bf16")
-    fits = [A.users_that_fit(card_gb * 1e9, weights, v.bytes) for v in rows]
-    names = [t(f"kvcache.variant.{v.kind}") for v in rows]
-    fig = go.Figure(go.Bar(x=names, y=[v.bytes / 1e9 for v in rows], marker_color=PALETTE[: len(rows)],
-                           text=[size(v.bytes) for v in rows], textposition="outside",
-                           customdata=[num(f) if f is not None else "∞" for f in fits],
-                           hovertemplate="%{x}: %{text}<br>" + t("kvcache.variant.hover") + "<extra></extra>"))
-    fig.update_layout(height=360, yaxis_title="GB", margin=dict(l=10, r=10, t=40, b=10),
-                      title=t("kvcache.variant.title", tokens=num(tokens)))
-    live_chart(fig, key="kvcache.variants_chart")
-    table = pd.DataFrame({
-        t("kvcache.variant.col.kind"): names,
-        t("kvcache.variant.col.per_token"): [kib(v.per_token) for v in rows],
-        t("kvcache.variant.col.per_user"): [size(v.bytes) for v in rows],
-        t("kvcache.variant.col.saving"): [f"{num(v.saving, 1)}×" for v in rows],
-        t("kvcache.variant.col.users", card=num(card_gb)): [num(f) if f is not None else "∞" for f in fits],
-    })
-    st.dataframe(table, hide_index=True, key="kvcache.variants_table")
-    return rows
+def cost_data(part: str, key: str, lang: str, live_config: dict, live_name: str, live_params: int,
+              chosen: str = "") -> dict:
+    """Training, serving or the experts' table: they price the calculator's choice, which the view
+    reads from the page store; until the calculator has drawn, the live model at the settings."""
+    now = settings()
+    data = dict(_part(part, key, lang), chosen=chosen, priced={
+        "label": live_name, "spec": K.spec(live_config, live_params), "tokens": now["tokens"], "cache": now["cache"],
+        "weights": now["weights"]})
+    if part == "moe":
+        ds = MORE_MODELS["DeepSeek-V3"]
+        data["deepseek"] = {"total": A.count_params(ds), "active": A.active_params(ds)}
+    return data
 
 
 # ------------------------------------------------------------------------------------ fact check
@@ -447,72 +366,3 @@ def params_section(lm, live_name: str) -> None:
                      t("kvcache.params.col.per_layer"): big(A.params_per_layer(cfg)),
                      t("kvcache.params.col.rule"): big(rule), t("kvcache.params.col.ratio"): f"{num(100 * rule / exact, 0)}%"})
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="kvcache.rule_table")
-
-
-# ------------------------------------------------------------------------------------ training and serving
-
-
-def training_section(n_params: float, name: str) -> None:
-    c = st.columns(4)
-    with c[0]:
-        tokens_t = number("train_tokens", t("kvcache.train.tokens"), 15.0, 0.001, 1000.0, integer=False)
-    with c[1]:
-        gpus = number("gpus", t("kvcache.train.gpus"), 1000, 1, 1_000_000)
-    with c[2]:
-        tflops = number("tflops", t("kvcache.train.tflops"), 400.0, 0.001, 100_000.0, integer=False)
-    with c[3]:
-        util = number("util", t("kvcache.train.util"), 40.0, 1.0, 100.0, integer=False)
-    total = A.training_flops(n_params, tokens_t * 1e12)
-    days = A.training_days(total, gpus, tflops * 1e12, util / 100)
-    st.markdown(t("kvcache.train.result", name=name, n=big(n_params), d=num(tokens_t), flops=sci(total),
-                  days=num(days, 1 if days < 100 else 0), gpus=num(gpus)))
-    rows = []
-    for opt in ("adam", "muon"):
-        for stage in (0, 3):
-            m = A.training_memory(n_params, opt, gpus if stage else 1, stage)
-            rows.append({t("kvcache.train.col.setup"): t(f"kvcache.train.{opt}") + " · " + (
-                t("kvcache.train.zero", gpus=num(gpus)) if stage else t("kvcache.train.one_card")),
-                **{t(f"kvcache.train.col.{k}"): size(v) for k, v in m.items()}})
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="kvcache.train_table")
-
-
-def serving_section(cfg: dict, n_params: float, tokens: int, cache_dtype: str, weight_dtype: str) -> None:
-    c = st.columns(2)
-    with c[0]:
-        bw = number("bandwidth", t("kvcache.serve.bandwidth"), 3.0, 0.001, 100.0, integer=False)
-    with c[1]:
-        users = number("serve_users", t("kvcache.serve.users"), 64, 1, 100_000)
-    weights = A.weight_bytes(n_params, weight_dtype)
-    per_user = A.kv_cache_bytes(cfg, tokens, dtype_bytes=A.CACHE_DTYPES[cache_dtype])
-    one, many = A.decode_step(weights, per_user, 1, bw * 1e12), A.decode_step(weights, per_user, users, bw * 1e12)
-    st.markdown(t("kvcache.serve.result", weights=size(weights), ms=num(one.seconds * 1e3, 1),
-                  tps=num(one.tokens_per_s, 0), users=num(users), tokens=num(tokens), cache=size(many.cache_bytes),
-                  share=num(100 * many.cache_share, 0), total=num(many.tokens_per_s, 0), each=num(many.per_user, 1)))
-    per_token = A.forward_flops_per_token(cfg, tokens, n_params)
-    st.caption(t("kvcache.serve.flops", tokens=num(tokens), flops=flops(per_token),
-                 intensity=num(per_token / (weights + per_user), 1), dtype=weight_dtype,
-                 attn=flops(A.attention_flops(cfg, tokens, causal=True))))
-    batches = sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, 512, users})
-    steps = [A.decode_step(weights, per_user, b, bw * 1e12) for b in batches]
-    fig = go.Figure([
-        go.Scatter(x=batches, y=[s.tokens_per_s for s in steps], name=t("kvcache.serve.total"), mode="lines+markers",
-                   line_color=PALETTE[0]),
-        go.Scatter(x=batches, y=[s.per_user for s in steps], name=t("kvcache.serve.each"), mode="lines+markers",
-                   line_color=PALETTE[1]),
-    ])
-    fig.update_layout(height=340, xaxis_type="log", yaxis_type="log", xaxis_title=t("kvcache.serve.x"),
-                      yaxis_title=t("kvcache.serve.y"), margin=dict(l=10, r=10, t=30, b=10))
-    fig.update_xaxes(tickvals=batches)
-    fig.update_yaxes(dtick=1)
-    live_chart(fig, key="kvcache.serve_chart")
-
-
-def moe_table(n_params: float, name: str) -> None:
-    ds = MORE_MODELS["DeepSeek-V3"]
-    models = ((name, A.dense_vs_moe(n_params)), (t("kvcache.moe.typical"), A.dense_vs_moe(400e9, 25e9)),
-              ("DeepSeek-V3", A.dense_vs_moe(A.count_params(ds), A.active_params(ds))))
-    st.dataframe(pd.DataFrame([{
-        t("kvcache.moe.col.model"): label, t("kvcache.moe.col.total"): big(m.total),
-        t("kvcache.moe.col.active"): f"{big(m.active)} ({num(100 * m.active_share, 0)}%)",
-        t("kvcache.moe.col.flops"): flops(m.flops_per_token), t("kvcache.moe.col.memory"): size(m.memory_bytes),
-    } for label, m in models]), hide_index=True, key="kvcache.moe_table")

@@ -26,3 +26,14 @@ def show(texts: dict[str, str], section: str, **values) -> None:
     if not text:  # a section that only some models need (its plain form is empty)
         return
     st.markdown(i18n.fill(text, **values) if values else text)
+
+
+def live_split(texts: dict[str, str], section: str, *names: str) -> tuple[str, str]:
+    """A section's paragraphs in two: those the page writes, and those holding one of the
+    placeholders `names`, which a browser view fills from the learner's choice.
+
+    Example: live_split({"s": "Fixed.\n\nAt {tokens} tokens."}, "s", "tokens") -> ("Fixed.", "At {tokens} tokens.")
+    """
+    paragraphs = pick(texts, section).split("\n\n")
+    live = [p for p in paragraphs if any("{" + n + "}" in p for n in names)]
+    return "\n\n".join(p for p in paragraphs if p not in live), "\n\n".join(live)

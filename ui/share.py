@@ -101,6 +101,7 @@ SHARED: dict[str, dict[str, Param]] = {
 # so the share dialog's link gets them in the browser, from the page store's object named here.
 IN_BROWSER: dict[str, tuple[str, tuple[str, ...], str]] = {  # lesson: (store name, params, link token key)
     "sampling": ("sampling.settings", SV.SETTINGS, SV.LINK_KEY),
+    "kvcache": ("kvcache.settings", KV.SETTINGS, KV.LINK_KEY),
     "attention": ("attention.chosen", ("layer", "head"), AV.CHOSEN_TOKEN),
     "tokenization": ("tokenization.settings", ("target", "view", "ids"), "tokenization.link_settings"),
     "position": ("position.settings", ("m", "pair", "n", "k", "shift", "head", "live_pair", "which"),
