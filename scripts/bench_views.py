@@ -463,8 +463,10 @@ def set_text(page) -> None:
     settle(page, TIMEOUT_MS)
 
 
-def mark(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
+def verdict(**checks: bool) -> str:
+    """PASS, or MISS with the goals missed. Example: verdict(p95=False, cpu=True) -> 'MISS: p95'"""
+    missed = [name.replace("_", " ") for name, ok in checks.items() if not ok]
+    return "PASS" if not missed else "MISS: " + ", ".join(missed)
 
 
 def kb(n: float) -> str:
@@ -573,9 +575,10 @@ def main() -> None:
           f"goal (≤ {GOAL_FIRST_MS:,} / {GOAL_SETTLED_MS:,} ms, ≤ {GOAL_VISIT_BYTES / 1e6:g} MB) | result |")
     print("|---|---:|---:|---:|---:|---|---|")
     for v in visits:
-        ok = v.first_ms <= GOAL_FIRST_MS and v.settled_ms <= GOAL_SETTLED_MS and v.received_visit <= GOAL_VISIT_BYTES
+        result = verdict(first_screen=v.first_ms <= GOAL_FIRST_MS, settled=v.settled_ms <= GOAL_SETTLED_MS,
+                         bytes=v.received_visit <= GOAL_VISIT_BYTES)
         print(f"| {v.lesson} | {ms(v.first_ms)} | {ms(v.settled_ms)} | {kb(v.received_settled)} | "
-              f"{kb(v.received_visit)} | | {mark(ok)} |")
+              f"{kb(v.received_visit)} | | {result} |")
 
     print(f"\n| lesson | control | where it is answered | moves | p50 | p95 | server CPU per move | frames sent | "
           f"goal (p95 ≤ {GOAL_MOVE_MS} ms, ≤ {GOAL_CPU_MS} ms CPU, 0 frames) | result |")
@@ -586,10 +589,10 @@ def main() -> None:
             print(f"| {m.lesson} | {m.name} | {where} | 0 | – | – | – | {m.frames} | | {'; '.join(sorted(m.notes))} |")
             continue
         p95 = bench_ui.pct(m.ms, 0.95)
-        ok = p95 <= GOAL_MOVE_MS and m.cpu_per_move <= GOAL_CPU_MS and m.frames == 0
+        result = verdict(p95=p95 <= GOAL_MOVE_MS, CPU=m.cpu_per_move <= GOAL_CPU_MS, frames=m.frames == 0)
         note = f" ({'; '.join(sorted(m.notes))})" if m.notes else ""
         print(f"| {m.lesson} | {m.name} | {where} | {len(m.ms)} | {bench_ui.pct(m.ms, 0.5):,.0f} ms | {p95:,.0f} ms | "
-              f"{m.cpu_per_move:.1f} ms | {m.frames} | | {mark(ok)}{note} |")
+              f"{m.cpu_per_move:.1f} ms | {m.frames} | | {result}{note} |")
 
     print("\n| lesson | moves answered in | controls | moves | p50 | p95 | server CPU per move | frames sent | result |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---|")
@@ -602,9 +605,9 @@ def main() -> None:
             cpu = sum(m.cpu_ms for m in group) / len(all_ms)
             frames = sum(m.frames for m in group)
             p95 = bench_ui.pct(all_ms, 0.95)
-            ok = p95 <= GOAL_MOVE_MS and cpu <= GOAL_CPU_MS and frames == 0
+            result = verdict(p95=p95 <= GOAL_MOVE_MS, CPU=cpu <= GOAL_CPU_MS, frames=frames == 0)
             print(f"| {lesson} | {where} | {len(group)} | {len(all_ms)} | {bench_ui.pct(all_ms, 0.5):,.0f} ms | "
-                  f"{p95:,.0f} ms | {cpu:.1f} ms | {frames} | {mark(ok)} |")
+                  f"{p95:,.0f} ms | {cpu:.1f} ms | {frames} | {result} |")
 
 
 if __name__ == "__main__":
