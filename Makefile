@@ -38,3 +38,9 @@ load: setup-test
 	$(PY) scripts/load_driver.py
 	$(PY) scripts/load_driver.py --think 5 15
 	for n in 1 2 3; do $(PY) scripts/load_driver.py --think 5 15 --learners 10 --replicas $$n --nginx; done
+
+# The container image `inside-transformer`: docker where its daemon runs, podman otherwise, a local
+# Debian base where the official one cannot be pulled (deploy/build-image.sh, docs/deploy.md).
+.PHONY: image
+image:
+	bash deploy/build-image.sh

@@ -168,3 +168,34 @@ if [ "$MODE" = test ]; then
     exit 1
   fi
 fi
+
+# --- Container tools for the image and compose tests (tests/test_image.py, test_compose.py) -------
+# podman builds and runs the image (runc: crun refuses some machines' cgroup layout), mmdebstrap
+# builds the Debian base where the official Python image cannot be pulled, docker-compose runs
+# deploy/compose.yaml against podman's Docker-compatible API.
+if [ "$MODE" = test ]; then
+  container_tools=(podman runc mmdebstrap docker-compose)
+  missing=()
+  for tool in "${container_tools[@]}"; do
+    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      log "installing ${missing[*]} with apt-get"
+      export DEBIAN_FRONTEND=noninteractive
+      if ! { apt-get update -q && apt-get install -y -q "${missing[@]}"; }; then
+        log "apt-get could not install ${missing[*]}"
+      fi
+    else
+      log "${missing[*]} missing and this is not root on Debian: install with"
+      log "  sudo apt-get update && sudo apt-get install -y ${container_tools[*]}"
+      log "the image and compose tests will be skipped until then."
+    fi
+  fi
+  if command -v podman >/dev/null 2>&1; then
+    log "containers: $(podman --version)"
+  elif [ "${CI:-}" = true ]; then
+    log "ERROR: CI=true and podman is missing; the image and compose tests must run on CI."
+    exit 1
+  fi
+fi
