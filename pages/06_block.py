@@ -47,7 +47,7 @@ lesson.show(text, "blackboard")
 def residual() -> None:
     with follow.when_reached("block.resid_box", mark) as now:
         if now:
-            view.render_residual(lm, cap, view.get_contributions(name, words, max_tokens))
+            view.render_residual(lm, cap, view.get_contributions(name, words, max_tokens), name)
 
 
 @st.fragment(key="block.collapse_section")

@@ -12,12 +12,12 @@ by default, a stress test: a learner who reads the lesson between inputs takes f
 
     open   the lesson link the teacher shared (/attention?lang=it), as a fresh tab
     text   type their own sentence in the sidebar (a new capture: the model's forward pass)
-    slide  move the lesson's view slider where the server answers it (block: logit-lens layer);
-           none where a browser view answers the moves (sampling; attention's head)
+    slide  move the lesson's view slider where the server answers it;
+           none where a browser view answers the moves (sampling; attention's head; block's lens)
     layer  attention: a layer the browser view was not sent (the view's trigger, one run)
     answer answer the lesson's first multiple-choice question (its form's Check button)
     next   go to the next lesson (attention -> block -> sampling), then slide and answer there
-    reach  scroll down to a section computed when reached (the block's logit lens, where its slider is)
+    reach  scroll down to a section computed when reached (the block's logit lens)
     share  the sidebar's "share this view" button (its dialog builds the link)
     download  the capture of the text as CSV (built on the server when clicked)
 
@@ -77,10 +77,11 @@ def goal_p95(action: str) -> float:
 # given). A key of None: the lesson's view-only moves are all answered by its browser view
 # (static/views), which sends the server nothing, so the learner sends nothing for them.
 # attention: the head is the view's; a layer not yet sent is one run of the view's section ("layer").
+# block: the lens's layer and position are the view's (the learner still reaches the lens: it is computed then).
 # sampling: temperature, top-k, top-p and the seed are the view's.
 LESSONS: list[tuple[str, str | None, Any, str | None, str | None]] = [
     ("attention", "attention.view", {"layer": 3, "head": 3}, None, "layer"),
-    ("block", "block.lens_layer", 12, "block.lens_box", None),
+    ("block", None, None, "block.lens_box", None),
     ("sampling", None, None, None, None),
 ]
 # One short word per learner, each a single token with its leading space in SmolLM2's vocabulary

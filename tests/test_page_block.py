@@ -16,14 +16,16 @@ from lib import i18n
 from lib.capture import DEFAULT_MAX_TOKENS, run_capture
 from lib.logit_lens import lens_positions
 from lib.quiz import load_bank
-from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model
+from lib.payload import unpack_ints, unpack_u16
+from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model, view_data
 from ui import block_view as view, lens_jobs
 from ui.cache import get_capture
 
 PAGE = "pages/06_block.py"
 LONG_TEXT = "parola " * 7200  # the same text as tests/test_pages.py: one cached 512-token capture
-CHARTS = ("block.diagram", "block.norm_chart", "block.resid_heatmap", "block.contrib_chart", "block.curves",
-          "block.neuron_heatmap", "block.lens_heatmap", "block.lens_curve")
+CHARTS = ("block.diagram", "block.norm_chart", "block.resid_heatmap", "block.curves", "block.neuron_heatmap",
+          "block.lens_heatmap")
+VIEWS = ("block.view", "block.lens_view")  # one token's contributions; the lens at any layer and position
 NUMBER = re.compile(r"(\d+(?:[.,]\d+)?)(?: × 10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+))?")
 
 
@@ -66,9 +68,11 @@ def test_page_shows_the_live_block_in_both_languages(lang, real):
     cap = run_capture(real, labels["text.example"])
     z = arr(chart(at, "block.resid_heatmap")["data"][0]["z"])
     np.testing.assert_allclose(z, np.log10(np.linalg.norm(cap.resid.astype(np.float64), axis=-1)), atol=1e-5)
-    # The contributions of the chosen token (the last by default): its stream's norm at every layer.
-    stream = arr(chart(at, "block.contrib_chart")["data"][2]["y"])
-    np.testing.assert_allclose(stream, np.linalg.norm(cap.resid[:, -1].astype(np.float64), axis=-1), rtol=1e-5)
+    # Every token's contributions, sent once (the token is chosen in the browser): the stream's norms.
+    contrib = view_data(at, "block.view")
+    assert contrib["tokens"] == list(cap.tokens) and contrib["settings"]["resid_token"] == cap.n_tokens - 1
+    stream = 10 ** unpack_u16(contrib["resid"]).reshape(real.info.n_layers + 1, cap.n_tokens)
+    np.testing.assert_allclose(stream, np.linalg.norm(cap.resid.astype(np.float64), axis=-1), rtol=1e-3)
     lens = chart(at, "block.lens_heatmap")["data"][0]
     pos = lens_positions(cap.n_tokens, 24)
     logits = cap.logits[pos].astype(np.float64)
@@ -76,13 +80,23 @@ def test_page_shows_the_live_block_in_both_languages(lang, real):
     probs /= probs.sum(-1, keepdims=True)
     np.testing.assert_allclose(arr(lens["z"])[-1], probs.max(-1), atol=1e-5)  # last row: the model's top-1
     assert arr(lens["z"]).shape == (real.info.n_layers + 1, len(pos))
+    # The lens view: every layer and position, sent once; its last layer's top-1 is the model's.
+    data = view_data(at, "block.lens_view")
+    L, P, k = real.info.n_layers, len(pos), data["k"]
+    assert data["positions"] == pos.tolist() and data["inputs"] == [cap.tokens[i] for i in pos]
+    top_p = unpack_u16(data["top_probs"]).reshape(L + 1, P, k)
+    np.testing.assert_allclose(top_p[-1, :, 0], probs.max(-1), atol=1e-4)
+    top = unpack_ints(data["top"]).reshape(L + 1, P, k)
+    assert [data["words"][i] for i in top[-1, :, 0]] == [data["words"][i] for i in data["final"]]
+    assert (unpack_ints(data["final_rank"]).reshape(L + 1, P)[-1] == 0).all()
+    assert data["labels"]["reading"] == labels["block.lens.reading"]
     # The diagram has the live shapes and the model's module names; the d_ff table the seed's 14,336.
     diagram = json.dumps(chart(at, "block.diagram"))
     assert f"[{cap.n_tokens}, {real.info.d_model}]" in diagram and "input_layernorm" in diagram
     dff = next(df.value for df in at.dataframe if "Llama-3 8B" in df.value.columns)
     assert dff["Llama-3 8B"].tolist()[4] in ("14,336", "14.336")
     assert any(x.value.startswith(prefix(labels["block.dff.verdict.eight_thirds"])) for x in at.info)
-    assert at.slider(key="block.lens_layer").value == real.info.n_layers
+    assert data["settings"]["lens_layer"] == real.info.n_layers and data["settings"]["lens_pos"] == P - 1
 
 
 def test_view_widgets_never_run_the_model(monkeypatch):
@@ -98,21 +112,12 @@ def test_view_widgets_never_run_the_model(monkeypatch):
     monkeypatch.setattr(ui.cache, "run_capture", forbidden)
     monkeypatch.setattr(ui.lens_jobs, "logit_lens", forbidden)
     monkeypatch.setattr(block, "contributions", forbidden)
-    labels = i18n.ui("en")
-    at.slider(key="block.lens_layer").set_value(3)
-    at.selectbox(key="block.lens_pos").set_value(0)
-    at.slider(key="block.norm_layer").set_value(2)
-    at.selectbox(key="block.resid_token").set_value(1)
+    sent = {key: view_data(at, key) for key in VIEWS}
+    at.slider(key="block.norm_layer").set_value(2)  # the norm's layer is the server's: no model run either
     at.run()
     assert not at.exception, at.exception
-    reading = i18n.fill(labels["block.lens.reading"], layer="3").split(",")[0]  # "**Layer 3**"
-    assert any(m.value.startswith(reading) for m in at.markdown), reading
-    # The curve's marker moved to layer 3; the lens grid (every layer) is the same for any layer.
-    assert chart(at, "block.lens_curve")["layout"]["shapes"][0]["x0"] == 3
-    assert "shapes" not in chart(at, "block.lens_heatmap")["layout"]
-    # The token box redrew the contributions for token 1: its column of the stream's norms.
-    stream = arr(chart(at, "block.contrib_chart")["data"][2]["y"])
-    np.testing.assert_allclose(stream, 10 ** arr(chart(at, "block.resid_heatmap")["data"][0]["z"])[:, 1], rtol=1e-5)
+    # The layer, the position and the token are the browser's: a rerun sends the same data, same key.
+    assert {key: view_data(at, key) for key in VIEWS} == sent
 
 
 @pytest.mark.parametrize("lang,text,expect", [
@@ -135,6 +140,8 @@ def test_bad_text_gets_a_message_not_a_traceback(lang, text, expect):
         return
     for key in CHARTS:
         assert chart(at, key) is not None, key
+    for key in VIEWS:
+        assert view_data(at, key) is not None, key
     ticks = " ".join(chart(at, "block.resid_heatmap")["layout"]["xaxis"]["ticktext"])
     assert "<img" not in ticks
     if expect == "text.truncated":
@@ -149,27 +156,27 @@ def test_out_of_range_values_are_clamped_with_a_notice(tiny_llama, monkeypatch):
     at = start("it", PAGE)
     labels = i18n.ui("it")
     notice = prefix(labels["block.clamped"])
-    at.slider(key="block.lens_layer").set_value(25)
+    at.session_state["block.lens_layer"] = 25  # as a share link leaves it: the lens view's layer
     at.slider(key="block.norm_layer").set_value(20)
     at.slider(key="block.mlp_layer").set_value(15)
     at.run()
     switch_model(at, tiny_llama, "tests/tiny-llama", monkeypatch)
     assert sum(notice in w.value for w in at.warning) == 3
     L = tiny_llama.info.n_layers
-    assert at.slider(key="block.lens_layer").value == L
+    assert view_data(at, "block.lens_view")["settings"]["lens_layer"] == L
     assert at.slider(key="block.norm_layer").value == at.slider(key="block.mlp_layer").value == L - 1
-    keys = ("block.lens_pos", "block.resid_token", "block.norm_token")
-    for key in keys:
-        box = at.selectbox(key=key)
-        box.set_value(len(box.options) - 1)
+    box = at.selectbox(key="block.norm_token")
+    box.set_value(len(box.options) - 1)
+    at.session_state["block.lens_pos"] = at.session_state["block.resid_token"] = 9  # positions of a longer text
     at.run()
     at.text_area(key="app.text").set_value("Ciao")
     at.run()
     assert not at.exception, at.exception
     assert sum(notice in w.value for w in at.warning) == 3
-    for key in keys:
-        box = at.selectbox(key=key)
-        assert len(box.options) == 4 and box.index == 3
+    box = at.selectbox(key="block.norm_token")
+    assert len(box.options) == 4 and box.index == 3
+    settings = view_data(at, "block.lens_view")["settings"]
+    assert settings["lens_pos"] == settings["resid_token"] == 3
 
 
 def test_quiz_on_the_page_is_graded():
@@ -202,7 +209,7 @@ def test_gpt2_family_layernorm_gelu_c_fc(tiny_gpt2, monkeypatch):
     # The curve of its own activation is the tanh GELU (GPT-2's gelu_new).
     names = [d["name"] for d in chart(at, "block.curves")["data"]]
     assert any(n.startswith(labels["block.act.gelu_tanh"] + " ←") for n in names)
-    assert at.slider(key="block.lens_layer").value == tiny_gpt2.info.n_layers
+    assert view_data(at, "block.lens_view")["settings"]["lens_layer"] == tiny_gpt2.info.n_layers
 
 
 def test_the_lens_starts_on_the_lesson_where_the_learner_types_their_text():

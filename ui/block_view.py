@@ -1,8 +1,11 @@
 """Streamlit and plotly helpers for the block lesson (pages/06_block.py).
 
 Heavy work is cached here per (model, text): the attention/MLP split of every block, the logit
-lens over the last LENS_WINDOW positions, one layer's MLP branches. Sliders that pick a layer, a
-token or a position only choose what to draw from those cached results: the model never re-runs.
+lens over the last LENS_WINDOW positions, one layer's MLP branches. The token whose contributions
+are drawn and the lens's layer and position are answered in the browser (static/views/block.js)
+from every token's and every layer's results, sent once per text; the norm's layer and token and
+the MLP's layer stay coarse choices of the server, which reads them from the cached results: the
+model never re-runs.
 """
 
 from __future__ import annotations
@@ -19,16 +22,19 @@ import streamlit as st
 from lib import block as blk
 from lib.arithmetic import dims
 from lib.capture import DEFAULT_MAX_TOKENS, Capture
-from lib.logit_lens import Lens
+from lib.logit_lens import Lens, lens_positions
 from lib.models import LoadedModel
+from lib.payload import pack_ints, pack_u16
 from lib.reference import REFERENCE_MODELS
 from lib.tokens import readable_tokens
 from ui.cache import get_capture, get_model
+from ui import views
 from ui.core import lang as core_lang, num, t
-from ui.figures import PALETTE, colorscale, quick, subplot_layout, vline, wrap
+from ui.export import modebar_config
+from ui.figures import PALETTE, colorscale, quick, subplot_layout, wrap
 from ui.chart_table import as_table
 from ui.live_chart import as_spec, live_chart
-from ui.lens_jobs import LENS_TOP_K, get_lens, lens_and_check
+from ui.lens_jobs import LENS_WINDOW, get_lens, lens_and_check
 
 TOP_NEURONS = 10
 SHORT = 10  # characters of a token shown inside a heatmap cell
@@ -290,41 +296,82 @@ def residual_table(norms: np.ndarray, tokens: list[str], labels: dict[str, str])
     return frame
 
 
-def contribution_figure(c: blk.Contributions, tok: int, labels: dict[str, str]) -> go.Figure:
-    # Built as plain plotly JSON (ui.figures.quick): the token box redraws it at each choice.
-    layers = list(range(c.attn_norm.shape[0]))
-    data = [{"type": "bar", "x": layers, "y": c.attn_norm[:, tok].tolist(), "name": labels["attn"],
-             "marker": {"color": PALETTE[1]}},
-            {"type": "bar", "x": layers, "y": c.mlp_norm[:, tok].tolist(), "name": labels["mlp"],
-             "marker": {"color": PALETTE[2]}},
-            {"type": "scatter", "x": list(range(c.resid_norm.shape[0])), "y": c.resid_norm[:, tok].tolist(),
-             "name": labels["resid"], "mode": "lines+markers", "line": {"color": PALETTE[0]}}]
-    return quick(data, {"barmode": "group", "height": 380, "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
-                        "title": {"text": labels["title"]}, "xaxis": {"title": {"text": labels["x"]}},
-                        "yaxis": {"title": {"text": labels["y"]}, "type": "log"},
-                        "legend": {"orientation": "h", "y": -0.2}})
-
-
-def render_residual(lm: LoadedModel, cap: Capture, c: blk.Contributions) -> None:
-    """The stream's norms at every layer and token (the same for any chosen token: drawn once per
-    run of the page), then one token's contributions, in a section its token box reruns alone."""
+def render_residual(lm: LoadedModel, cap: Capture, c: blk.Contributions, model_name: str) -> None:
+    """The stream's norms at every layer and token (drawn once per run of the page), then one
+    token's contributions: a browser view, sent every token's once per text (its token box is
+    answered there)."""
     labels = {"hover": t("block.resid.hover"), "color": t("block.resid.color"), "x": t("block.resid.x"),
               "y": t("block.resid.y"), "title": t("block.resid.title")}
     live_chart(residual_heatmap(c.resid_norm, list(cap.tokens), labels), key="block.resid_heatmap")
     as_table("block.resid_heatmap", lambda: residual_table(c.resid_norm, list(cap.tokens), labels), digits=1)
-    render_contributions(cap, c)
-
-
-@st.fragment
-def render_contributions(cap: Capture, c: blk.Contributions) -> None:
-    toks = list(cap.tokens)
-    tok = token_select("block.resid.token", "block.resid_token", cap, cap.n_tokens - 1)
-    labels = {"attn": t("block.contrib.attn"), "mlp": t("block.contrib.mlp"), "resid": t("block.contrib.resid"),
-              "x": t("block.resid.y"), "y": t("block.contrib.y"), "title": t("block.contrib.title", token=esc(toks[tok]))}
-    live_chart(contribution_figure(c, tok, labels), key="block.contrib_chart")
+    views.view("block", "block.view", contrib_data(cap, c, views.data_key(
+        "contrib", model_name, cap.token_ids.tobytes(), core_lang(), link_token()), core_lang()))
     biggest = int(np.argmax(c.resid_norm[-1]))
     st.caption(t("block.resid.biggest", token=md(token_label(cap, biggest)), norm=num(float(c.resid_norm[-1, biggest]), 1),
                  median=num(float(np.median(c.resid_norm[-1])), 1)))
+
+
+# --------------------------------------------------------------------------- what the browser views are sent
+# One token's contributions and the logit lens at any layer and position are answered in the
+# browser (static/views/block.js) from data sent once per text; a share link's values reach them once.
+
+LINK_KEY = "block.link_settings"
+
+
+def link_token() -> str | None:
+    return st.session_state.get(LINK_KEY)
+
+
+def settings(cap: Capture, n_layers: int) -> dict:
+    """The views' settings the server knows (a share link's, brought into range with a notice, or
+    the defaults), with the link's token: the views take a link's values once."""
+    n_positions = len(lens_positions(cap.n_tokens, LENS_WINDOW))
+    clamp_state("block.resid_token", 0, cap.n_tokens - 1, cap.n_tokens - 1)
+    clamp_state("block.lens_layer", 0, n_layers, n_layers)
+    clamp_state("block.lens_pos", 0, n_positions - 1, n_positions - 1)
+    s = st.session_state
+    return {"resid_token": s["block.resid_token"], "lens_layer": s["block.lens_layer"], "lens_pos": s["block.lens_pos"],
+            "from_link": link_token()}
+
+
+def _log_lengths(x: np.ndarray) -> dict:
+    """Lengths as their base-10 logarithms, packed: a few digits of each at every scale (the chart is logarithmic)."""
+    return pack_u16(np.log10(np.maximum(np.asarray(x, dtype=np.float64), 1e-6)))
+
+
+def contrib_data(cap: Capture, c: blk.Contributions, key: str, lang: str) -> dict:
+    """Every token's contributions: the attention's and the MLP's lengths [L, T], the board's [L+1, T]."""
+    labels = {"token": t("block.resid.token"), "title": t("block.contrib.title"), "attn": t("block.contrib.attn"),
+              "mlp": t("block.contrib.mlp"), "resid": t("block.contrib.resid"), "x": t("block.resid.y"),
+              "y": t("block.contrib.y"), "table": t("chart.as_table"), "unavailable": t("views.unavailable")}
+    n_layers = int(c.attn_norm.shape[0])
+    return {"key": key, "lang": lang, "part": "contrib", "labels": labels, "tokens": list(cap.tokens),
+            "n_layers": n_layers, "settings": settings(cap, n_layers),
+            "attn": _log_lengths(c.attn_norm), "mlp": _log_lengths(c.mlp_norm), "resid": _log_lengths(c.resid_norm),
+            "palette": list(PALETTE), "separators": t("plot.separators"), "config": modebar_config("block.contrib_chart")}
+
+
+def lens_data(lens: Lens, cap: Capture, model_name: str, key: str, lang: str) -> dict:
+    """The lens at every layer and position: its top-k tokens (as indices into their words), their
+    probabilities, the final prediction's probability and rank, the layer it reaches the top."""
+    ids = np.unique(np.concatenate([lens.top_ids.ravel(), lens.final_ids.ravel()]))
+    where = {int(x): i for i, x in enumerate(ids.tolist())}
+    words = list(token_strings(model_name, tuple(int(x) for x in ids)))
+    index = np.vectorize(where.__getitem__, otypes=[np.int64])
+    pos = [int(x) for x in lens.positions]
+    names = {"layer": "block.lens.layer", "position": "block.lens.position", "reading": "block.lens.reading",
+             "prob": "block.lens.prob", "rank": "block.lens.rank", "curve_title": "block.lens.curve_title",
+             "first_on_top": "block.lens.first_on_top", "col_position": "block.lens.col.position",
+             "col_rank": "block.lens.col.rank", "table_title": "block.lens.table_title", "x": "block.resid.y",
+             "table": "chart.as_table", "unavailable": "views.unavailable"}
+    n_layers = lens.n_layers
+    return {"key": key, "lang": lang, "part": "lens", "labels": {k: t(v) for k, v in names.items()},
+            "n_layers": n_layers, "k": int(lens.top_ids.shape[2]), "positions": pos,
+            "inputs": [cap.tokens[i] for i in pos], "words": words, "settings": settings(cap, n_layers),
+            "top": pack_ints(index(lens.top_ids).ravel()), "top_probs": pack_u16(lens.top_probs),
+            "final": index(lens.final_ids).tolist(), "final_prob": pack_u16(lens.final_prob),
+            "final_rank": pack_ints(lens.final_rank), "first_on_top": lens.first_layer_on_top().tolist(),
+            "palette": list(PALETTE), "separators": t("plot.separators"), "config": modebar_config("block.lens_curve")}
 
 
 # --------------------------------------------------------------------------- non-linearity and SwiGLU
@@ -443,22 +490,6 @@ def lens_heatmap(lens: Lens, words: list[list[str]], tokens: list[str], labels: 
     return fig
 
 
-def lens_curve(lens: Lens, i: int, layer: int, labels: dict[str, str]) -> go.Figure:
-    layers = list(range(lens.n_layers + 1))
-    top = math.log10(max(10.0, float(lens.final_rank[:, i].max()) + 1))
-    layout = subplot_layout(specs=[[{"secondary_y": True}]])
-    layout["xaxis"]["title"] = dict(text=labels["x"])
-    layout["yaxis"].update(title=dict(text=labels["prob"]), range=[0, 1])
-    # Rank 1 at the top, a log scale (ranks run from 1 to tens of thousands), ticks at 1, 10, 100...
-    layout["yaxis2"].update(title=dict(text=labels["rank"]), type="log", range=[top + 0.05, -0.05], dtick=1)
-    layout.update(height=340, margin=dict(l=10, r=10, t=40, b=10), title=dict(text=labels["title"]),
-                  legend=dict(orientation="h", y=-0.25), shapes=[vline(layer, dict(color=PALETTE[3], width=2))])
-    return quick([dict(type="scatter", x=layers, y=lens.final_prob[:, i], mode="lines+markers", name=labels["prob"],
-                       line=dict(color=PALETTE[0]), xaxis="x", yaxis="y"),
-                  dict(type="scatter", x=layers, y=lens.final_rank[:, i] + 1, mode="lines", name=labels["rank"],
-                       line=dict(color=PALETTE[1], dash="dot"), xaxis="x", yaxis="y2")], layout)
-
-
 @st.cache_resource(max_entries=8, show_spinner=False)
 def lens_heatmap_spec(model_name: str, text: str, max_tokens: int, lang: str) -> dict:
     """The lens grid's plotly JSON, built once per text and language."""
@@ -471,51 +502,12 @@ def lens_heatmap_spec(model_name: str, text: str, max_tokens: int, lang: str) ->
 
 
 def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_tokens: int) -> None:
-    """The lens grid (every layer and position: the same whatever is chosen below, so drawn once
-    per run of the page), then the section the layer slider and the position box rerun."""
+    """The lens grid (every layer and position, drawn once per run of the page), then the browser
+    view that reads it at the chosen layer and position: the lens sent once per text."""
     lens = get_lens(model_name, text, max_tokens)
     if cap.n_tokens > len(lens.positions):
         st.caption(t("block.lens.window", n=num(len(lens.positions)), total=num(cap.n_tokens)))
     live_chart(lens_heatmap_spec(model_name, text, max_tokens, core_lang()), key="block.lens_heatmap")
-    render_lens_reading(lm, cap, model_name, text, max_tokens)
+    views.view("block", "block.lens_view", lens_data(lens, cap, model_name, views.data_key(
+        "lens", model_name, text, max_tokens, core_lang(), link_token()), core_lang()))
     st.success(t("block.lens.check", diff=sci(lens_and_check(model_name, text, max_tokens)[1])))
-
-
-@st.fragment
-def render_lens_reading(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_tokens: int) -> None:
-    """The layer slider reruns this section: the position's reading and the layer's top-k table.
-    The position box reruns only its own part (a section inside this one): the table, a grid of
-    cells the browser redraws at some cost, depends on the layer alone."""
-    L = lm.info.n_layers
-    lens = get_lens(model_name, text, max_tokens)
-    pos = [int(x) for x in lens.positions]
-    clamp_state("block.lens_layer", 0, L, L)
-    layer = st.slider(t("block.lens.layer"), 0, L, key="block.lens_layer")
-    render_lens_position(cap, model_name, text, max_tokens, layer)
-    table = {t("block.lens.col.position"): [token_label(cap, j) for j in pos]}
-    for r in range(LENS_TOP_K):
-        names = token_strings(model_name, tuple(int(x) for x in lens.top_ids[layer, :, r]))
-        table[t("block.lens.col.rank", r=num(r + 1))] = [f"{names[j]} ({num(float(lens.top_probs[layer, j, r]), 3)})"
-                                                          for j in range(len(pos))]
-    st.dataframe(pd.DataFrame(table), hide_index=True, key="block.lens_table")
-
-
-@st.fragment
-def render_lens_position(cap: Capture, model_name: str, text: str, max_tokens: int, layer: int) -> None:
-    """One position at the chosen layer: the lens's top word, the final word's rank, the curve.
-    It holds the lens's key, not the lens: a session's fragments outlive the cache's entries."""
-    lens = get_lens(model_name, text, max_tokens)
-    pos = [int(x) for x in lens.positions]
-    finals = list(token_strings(model_name, tuple(int(x) for x in lens.final_ids)))
-    inputs = [cap.tokens[i] for i in pos]
-    clamp_state("block.lens_pos", 0, len(pos) - 1, len(pos) - 1)
-    i = st.selectbox(t("block.lens.position"), options=range(len(pos)), key="block.lens_pos",
-                     format_func=lambda j: token_label(cap, pos[j]) if 0 <= j < len(pos) else str(j))
-    top = token_strings(model_name, tuple(int(x) for x in lens.top_ids[layer, :, 0]))[i]  # this layer only: the grid's words are built once (lens_heatmap_spec)
-    st.markdown(t("block.lens.reading", layer=num(layer), token=md(inputs[i]), top=md(top),
-                  p=num(float(lens.top_probs[layer, i, 0]), 3), final=md(finals[i]),
-                  rank=num(int(lens.final_rank[layer, i]) + 1), pf=num(float(lens.final_prob[layer, i]), 3)))
-    curve = {"prob": t("block.lens.prob", final=esc(finals[i])), "rank": t("block.lens.rank"), "x": t("block.resid.y"),
-             "title": t("block.lens.curve_title", token=esc(inputs[i]), final=esc(finals[i]))}
-    live_chart(lens_curve(lens, i, layer, curve), key="block.lens_curve")
-    st.caption(t("block.lens.first_on_top", layer=num(int(lens.first_layer_on_top()[i])), final=md(finals[i])))

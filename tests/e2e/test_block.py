@@ -1,8 +1,12 @@
-"""The block lesson in the real browser: moving the logit lens's layer slider moves the reading.
+"""The block lesson in the real browser: the logit lens's layer and position and the token whose
+contributions are drawn are answered in the browser (static/views/block.js), with no frame to the
+server.
 
-The learner opens the lesson from the sidebar, finds the lens at the last layer (where it is the
-model itself), drags the slider down to the embeddings and up again, and the sentence under the
-grid follows, with the grid redrawn. The `page` fixture fails the test on any outside request.
+The learner opens the lesson from the sidebar, reaches the lens (computed on the server when
+reached), finds it at the last layer (where it is the model itself), moves the layer slider down to
+the embeddings with the keyboard and the reading follows; picks another position and another token;
+the curve has its table; a reload finds the choices again; the share link carries them. The `page`
+fixture fails the test on any outside request.
 """
 
 from __future__ import annotations
@@ -12,18 +16,20 @@ import re
 import pytest
 
 from lib import i18n
-from drivers.browser import APP_TIMEOUT_MS, click, goto, loose, slide
+from drivers.browser import APP_TIMEOUT_MS, click, goto, loose, runs_of, settle
 
 pytestmark = pytest.mark.e2e
 
-
-def reading(lang: str, layer: int) -> re.Pattern:
-    """The bold start of the lens's sentence for a layer, as the page writes it ("Layer 3")."""
-    bold = i18n.fill(i18n.ui(lang)["block.lens.reading"], layer=str(layer)).split("**")[1]
-    return re.compile(rf"^{re.escape(bold)}$")
+LENS = '[data-testid="ittView"][data-view="block.lens"]'
+CONTRIB = '[data-testid="ittView"][data-view="block.contrib"]'
 
 
-def test_lens_layer_slider_moves_the_reading(page, app_url):
+def reading(lang: str, layer: int) -> str:
+    """The bold start of the lens's sentence for a layer, as the view writes it ("Layer 3")."""
+    return i18n.fill(i18n.ui(lang)["block.lens.reading"], layer=str(layer)).split("**")[1]
+
+
+def test_the_lens_and_the_token_answer_in_the_browser(page, app_url):
     from playwright.sync_api import expect
 
     en = i18n.ui("en")
@@ -33,28 +39,61 @@ def test_lens_layer_slider_moves_the_reading(page, app_url):
     expect(page.get_by_text(en["block.lens.header"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(page.locator("h1").first).to_have_text(en["lesson.block.title"], timeout=APP_TIMEOUT_MS)
 
-    strong = page.locator("strong")
     # The lens is worked out on the server when the learner reaches it (ui.follow.when_reached):
     # a notice holds its place until then.
     box = page.locator(".st-key-block-lens_box")
     expect(box).to_contain_text(en["app.section_pending"], timeout=APP_TIMEOUT_MS)
     box.scroll_into_view_if_needed()
-    expect(strong.filter(has_text=reading("en", 30)).first).to_be_visible(timeout=APP_TIMEOUT_MS)
-    expect(box).not_to_contain_text(en["app.section_pending"], timeout=APP_TIMEOUT_MS)
-    # The grid is drawn when the learner reaches it (ui.live_chart), with its title.
+    lens = page.locator(LENS)
+    said = lens.locator('[data-testid="block.lens.reading"] strong')
+    expect(said).to_have_text(reading("en", 30), timeout=APP_TIMEOUT_MS)
     grid = page.locator(".st-key-block-lens_heatmap")
     grid.scroll_into_view_if_needed()
-    expect(grid.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(grid).to_contain_text(loose(en["block.lens.title"]), timeout=APP_TIMEOUT_MS)
+    # The residual stream's section too is computed when reached.
+    page.locator(".st-key-block-resid_box").scroll_into_view_if_needed()
+    contrib = page.locator(CONTRIB)
+    expect(contrib).to_have_attribute("data-drawn", re.compile(r"^\d+$"), timeout=APP_TIMEOUT_MS)
+    settle(page)
+    sent = runs_of(page).sent
 
-    slider = page.locator('[data-testid="stSlider"]').filter(has_text=en["block.lens.layer"]).get_by_role("slider")
-    slide(page, slider.first, "Home", "0")  # down to the embeddings
-    expect(strong.filter(has_text=reading("en", 0)).first).to_be_visible(timeout=APP_TIMEOUT_MS)
-    expect(strong.filter(has_text=reading("en", 30))).to_have_count(0, timeout=APP_TIMEOUT_MS)
-    slide(page, slider.first, "ArrowRight", "1")
-    slide(page, slider.first, "ArrowRight", "2")
-    expect(strong.filter(has_text=reading("en", 2)).first).to_be_visible(timeout=APP_TIMEOUT_MS)
-    grid.scroll_into_view_if_needed()
-    expect(grid.locator("svg.main-svg").first).to_be_visible(timeout=APP_TIMEOUT_MS)
-    expect(grid).to_contain_text(loose(en["block.lens.title"]), timeout=APP_TIMEOUT_MS)
+    # The layer with the keyboard: down to the embeddings, then up two.
+    lens.scroll_into_view_if_needed()
+    slider = lens.get_by_role("slider", name=en["block.lens.layer"])
+    slider.focus()
+    slider.press("Home")
+    expect(said).to_have_text(reading("en", 0))
+    slider.press("ArrowRight")
+    slider.press("ArrowRight")
+    expect(said).to_have_text(reading("en", 2))
+    # The curve marks the layer; its table has one row per layer (the embeddings and 30 blocks).
+    expect(lens.get_by_role("figure")).to_have_count(1)
+    lens.locator("details.itt-table > summary").click()
+    expect(lens.locator("details.itt-table tbody tr")).to_have_count(31)
+    # The first position: the reading is about its token.
+    position = lens.get_by_role("combobox", name=en["block.lens.position"])
+    position.select_option(index=0)
+    expect(lens).to_have_attribute("data-drawn", "2,0")
+    # The layer's top tokens at every position, in its table.
+    expect(lens.locator(".itt-lens-table tbody tr").first).to_be_visible()
+    # Another token's contributions.
+    token = contrib.get_by_role("combobox", name=en["block.resid.token"])
+    token.select_option(index=1)
+    expect(contrib).to_have_attribute("data-drawn", "1")
+    assert runs_of(page).sent == sent, "a view-only move sent something to the server"
+
+    # The share dialog's link carries what only the browser knows.
+    click(page, page.get_by_role("button", name=en["share.button"]))
+    url = page.locator('[data-testid="app.share.url"]')
+    expect(url).to_have_value(re.compile(r"lens_layer=2(&|$)"), timeout=APP_TIMEOUT_MS)
+    assert "lens_pos=0" in url.input_value() and "resid_token=1" in url.input_value()
+    page.keyboard.press("Escape")
+    expect(url).to_have_count(0)
+
+    # A reload finds the choices where the learner left them.
+    page.reload()
+    page.locator(".st-key-block-resid_box").scroll_into_view_if_needed(timeout=APP_TIMEOUT_MS)
+    expect(page.locator(CONTRIB)).to_have_attribute("data-state", '{"resid_token":1}', timeout=APP_TIMEOUT_MS)
+    page.locator(".st-key-block-lens_box").scroll_into_view_if_needed(timeout=APP_TIMEOUT_MS)
+    expect(page.locator(LENS)).to_have_attribute("data-state", '{"lens_layer":2,"lens_pos":0}', timeout=APP_TIMEOUT_MS)
     assert page.locator('[data-testid="stException"]').count() == 0

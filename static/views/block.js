@@ -1,0 +1,218 @@
+// The block lesson's views, answered in the browser: one token's contributions up the stack, and
+// the logit lens read at any layer and position.
+//
+// The server sends each once per (model, text, language) with what lib worked out
+// (ui/block_view.py): every block's attention and MLP lengths for every token (lib.block.contributions),
+// the lens's top tokens, their probabilities and the final prediction's rank at every layer and
+// position (lib.logit_lens, computed by the lens service). Choosing a token, a layer or a position
+// only picks what to show: the view computes nothing of its own.
+
+import { el, fill, formatNumber, perFrame, plotly, slider, store, unpackInts, unpackU16 } from "./common.js";
+
+// ------------------------------------------------------------------ helpers
+
+/** A label with **bold** parts and {name} placeholders filled (as the lesson's Markdown reads). */
+function rich(parent, template, values) {
+  parent.replaceChildren();
+  template.split("**").forEach((part, i) => {
+    const into = i % 2 ? el(parent, "strong") : parent;
+    into.appendChild(document.createTextNode(fill(part, values)));
+  });
+}
+
+function table(box, head, rows) {
+  const t = document.createElement("table");
+  const tr = el(el(t, "thead"), "tr");
+  for (const h of head) { const th = el(tr, "th"); th.scope = "col"; th.textContent = h; }
+  const body = el(t, "tbody");
+  for (const r of rows) {
+    const row = el(body, "tr");
+    r.forEach((c, j) => { const cell = el(row, j === 0 ? "th" : "td"); if (j === 0) cell.scope = "row"; cell.textContent = c; });
+  }
+  box.replaceChildren(t);
+}
+
+/** A chart named for a screen reader, with its table in a <details> below it. */
+function chart(parent, tableLabel, height) {
+  const fig = el(parent, "div", "itt-chart");
+  fig.setAttribute("role", "figure");
+  const plot = el(fig, "div");
+  plot.style.minHeight = `${height}px`;
+  const details = el(parent, "details", "itt-table");
+  el(details, "summary").textContent = tableLabel;
+  const box = el(details, "div", "itt-table-box");
+  return { fig, plot, box };
+}
+
+/** A native <select> with its label; options [[value, text]]. */
+function choice(parent, { label, options, value, testid }) {
+  const id = `itt-b${Math.random().toString(36).slice(2)}`;
+  const wrap = el(parent, "div", "itt-control");
+  const lab = el(wrap, "label", "itt-label");
+  lab.htmlFor = id;
+  lab.textContent = label;
+  const select = el(wrap, "select", "itt-select");
+  select.id = id;
+  if (testid) select.dataset.testid = testid;
+  for (const [v, text] of options) {
+    const o = el(select, "option");
+    o.value = String(v);
+    o.textContent = text;
+  }
+  select.value = String(value);
+  return select;
+}
+
+const SETTINGS = "block.settings";
+
+/** The settings the page store holds (a share link's values, sent by the server, win once). */
+function startSettings(data) {
+  const s = store();
+  const given = data.settings || {};
+  if (given.from_link && s.get("block.link") !== given.from_link) {
+    s.set("block.link", given.from_link);
+    s.set(SETTINGS, { resid_token: given.resid_token, lens_layer: given.lens_layer, lens_pos: given.lens_pos });
+  }
+  return Object.assign({}, given, s.get(SETTINGS, {}));
+}
+
+function keep(values) {
+  store().set(SETTINGS, Object.assign({}, store().get(SETTINGS, {}), values));
+}
+
+const clamp = (v, lo, hi, fallback) => (Number.isInteger(v) && v >= lo && v <= hi ? v : fallback);
+
+// ------------------------------------------------------------------ one token's contributions
+
+function contribPart(box, data) {
+  const L = data.labels;
+  const lang = data.lang;
+  const num = (v, d = null) => formatNumber(v, lang, d);
+  const st = startSettings(data);
+  const T = data.tokens.length;
+  const nL = data.n_layers;
+  // Lengths travel as their base-10 logarithms (lib.payload.pack_u16): a few digits of each, at every scale.
+  const back = (p) => Array.from(unpackU16(p), (v) => 10 ** v);
+  const attn = back(data.attn);  // [L, T]
+  const mlp = back(data.mlp);  // [L, T]
+  const resid = back(data.resid);  // [L+1, T]
+  const pick = choice(box, { label: L.token, options: data.tokens.map((tok, i) => [i, `${i}: ${tok}`]),
+    value: clamp(st.resid_token, 0, T - 1, T - 1), testid: "block.resid_token" });
+  const c = chart(box, L.table, 380);
+  const show = () => {
+    const tok = Number(pick.value);
+    keep({ resid_token: tok });
+    const title = fill(L.title, { token: data.tokens[tok] });
+    c.fig.setAttribute("aria-label", title);
+    const layers = Array.from({ length: nL }, (_, l) => l);
+    const col = (a, rows) => Array.from({ length: rows }, (_, l) => a[l * T + tok]);
+    const a = col(attn, nL);
+    const m = col(mlp, nL);
+    const r = col(resid, nL + 1);
+    const esc = (s) => s.replace(/</g, "&lt;").replace(/>/g, "&gt;");
+    plotly(data.plotly).then((P) => P.react(c.plot, [
+      { type: "bar", x: layers, y: a, name: L.attn, marker: { color: data.palette[1] } },
+      { type: "bar", x: layers, y: m, name: L.mlp, marker: { color: data.palette[2] } },
+      { type: "scatter", x: r.map((_, l) => l), y: r, name: L.resid, mode: "lines+markers", line: { color: data.palette[0] } }],
+    { barmode: "group", height: 380, margin: { l: 10, r: 10, t: 40, b: 10 }, separators: data.separators,
+      title: { text: esc(title) }, xaxis: { title: { text: L.x } }, yaxis: { title: { text: L.y }, type: "log" },
+      legend: { orientation: "h", y: -0.2 } }, data.config))
+      .then(() => { c.plot.style.minHeight = ""; box.dataset.drawn = String(tok); })
+      .catch(() => { c.plot.textContent = L.unavailable; });
+    table(c.box, [L.x, L.attn, L.mlp, L.resid], r.map((v, l) => [num(l), l < nL ? num(a[l], 1) : "—",
+      l < nL ? num(m[l], 1) : "—", num(v, 1)]));
+    box.dataset.state = JSON.stringify({ resid_token: tok });
+  };
+  pick.addEventListener("change", perFrame(show));
+  show();
+}
+
+// ------------------------------------------------------------------ the logit lens
+
+function lensPart(box, data) {
+  const L = data.labels;
+  const lang = data.lang;
+  const num = (v, d = null) => formatNumber(v, lang, d);
+  const st = startSettings(data);
+  const P = data.inputs.length;
+  const nL = data.n_layers;
+  const k = data.k;
+  const top = unpackInts(data.top);  // [L+1, P, k] indices into words
+  const topP = unpackU16(data.top_probs);  // [L+1, P, k]
+  const finalP = unpackU16(data.final_prob);  // [L+1, P]
+  const finalRank = unpackInts(data.final_rank);  // [L+1, P], 0 = top
+  const words = data.words;
+  const controls = el(box, "div", "itt-controls");
+  const layer = slider(controls, { label: L.layer, min: 0, max: nL, step: 1, value: clamp(st.lens_layer, 0, nL, nL),
+    format: (v) => num(v), testid: "block.lens_layer" });
+  const pos = choice(controls, { label: L.position, options: data.inputs.map((tok, i) => [i, `${data.positions[i]}: ${tok}`]),
+    value: clamp(st.lens_pos, 0, P - 1, P - 1), testid: "block.lens_pos" });
+  const reading = el(box, "p", "itt-result");
+  reading.setAttribute("aria-live", "polite");
+  reading.dataset.testid = "block.lens.reading";
+  const c = chart(box, L.table, 340);
+  const onTop = el(box, "p", "itt-help");
+  const grid = el(box, "div", "itt-table-box itt-lens-table");
+  grid.setAttribute("role", "region");
+  grid.setAttribute("aria-label", fill(L.table_title, { layer: "" }));
+  grid.tabIndex = 0;
+
+  const show = () => {
+    const l = Number(layer.value);
+    const i = Number(pos.value);
+    keep({ lens_layer: l, lens_pos: i });
+    const at = (layerIx, p, r) => (layerIx * P + p) * k + r;
+    const final = words[data.final[i]];
+    rich(reading, L.reading, { layer: num(l), token: data.inputs[i], top: words[top[at(l, i, 0)]],
+      p: num(topP[at(l, i, 0)], 3), final, rank: num(finalRank[l * P + i] + 1), pf: num(finalP[l * P + i], 3) });
+    onTop.textContent = fill(L.first_on_top, { layer: num(data.first_on_top[i]), final });
+    // The final prediction's probability and rank at every layer, the chosen layer marked.
+    const layers = Array.from({ length: nL + 1 }, (_, j) => j);
+    const prob = layers.map((j) => finalP[j * P + i]);
+    const rank = layers.map((j) => finalRank[j * P + i] + 1);
+    const topRank = Math.log10(Math.max(10, Math.max(...rank) + 1));
+    const esc = (s) => s.replace(/</g, "&lt;").replace(/>/g, "&gt;");
+    const title = fill(L.curve_title, { token: data.inputs[i], final });
+    c.fig.setAttribute("aria-label", title);
+    plotly(data.plotly).then((Pl) => Pl.react(c.plot, [
+      { type: "scatter", x: layers, y: prob, mode: "lines+markers", name: esc(fill(L.prob, { final })),
+        line: { color: data.palette[0] }, xaxis: "x", yaxis: "y" },
+      { type: "scatter", x: layers, y: rank, mode: "lines", name: L.rank, line: { color: data.palette[1], dash: "dot" },
+        xaxis: "x", yaxis: "y2" }],
+    { height: 340, margin: { l: 10, r: 10, t: 40, b: 10 }, separators: data.separators, title: { text: esc(title) },
+      legend: { orientation: "h", y: -0.25 }, xaxis: { title: { text: L.x } },
+      yaxis: { title: { text: esc(fill(L.prob, { final })) }, range: [0, 1] },
+      yaxis2: { title: { text: L.rank }, type: "log", range: [topRank + 0.05, -0.05], dtick: 1, overlaying: "y", side: "right" },
+      shapes: [{ type: "line", x0: l, x1: l, xref: "x", y0: 0, y1: 1, yref: "paper", line: { color: data.palette[3], width: 2 } }] },
+    data.config))
+      .then(() => { c.plot.style.minHeight = ""; box.dataset.drawn = `${l},${i}`; })
+      .catch(() => { c.plot.textContent = L.unavailable; });
+    table(c.box, [L.x, fill(L.prob, { final }), L.rank], layers.map((j) => [num(j), num(prob[j], 3), num(rank[j])]));
+    // The chosen layer's top tokens at every position (the table the lesson reads).
+    grid.setAttribute("aria-label", fill(L.table_title, { layer: num(l) }));
+    table(grid, [L.col_position].concat(Array.from({ length: k }, (_, r) => fill(L.col_rank, { r: num(r + 1) }))),
+      data.inputs.map((tok, p) => [`${data.positions[p]}: ${tok}`].concat(Array.from({ length: k }, (_, r) =>
+        `${words[top[at(l, p, r)]]} (${num(topP[at(l, p, r)], 3)})`))));
+    box.dataset.state = JSON.stringify({ lens_layer: l, lens_pos: i });
+  };
+  const later = perFrame(show);
+  layer.addEventListener("input", later);
+  pos.addEventListener("change", later);
+  show();
+}
+
+// ------------------------------------------------------------------ mount
+
+export function mount(root, data) {
+  // The same data again (a rerun of the page): nothing to redo, the learner's choices stay.
+  if (root.__ittKey === data.key) return;
+  root.__ittKey = data.key;
+  // A host of our own: Streamlit keeps the component's stylesheet in another child of `root`.
+  let host = root.querySelector(":scope > .itt-host");
+  if (!host) host = el(root, "div", "itt-host");
+  host.replaceChildren();
+  const box = el(host, "div", `itt-view itt-block itt-block-${data.part}`);
+  box.dataset.testid = "ittView";
+  box.dataset.view = `block.${data.part}`;
+  ({ contrib: contribPart, lens: lensPart })[data.part](box, data);
+}
