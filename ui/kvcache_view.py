@@ -89,7 +89,7 @@ SETTINGS = ("context", "tokens", "users", "card_gb", "cache", "weights")  # a sh
 SETTING_KEYS = {"context": "kvcache.context_pick", "tokens": "kvcache.context", "users": "kvcache.users",
                 "card_gb": "kvcache.card_gb", "cache": "kvcache.cache_dtype", "weights": "kvcache.weight_dtype"}
 DEFAULTS = {"context": 8192, "tokens": 8192, "users": 10, "card_gb": 80.0, "cache": "bf16", "weights": "bf16"}
-BOUNDS = {"tokens": (1, MAX_TOKENS, True), "users": (1, 100_000, True), "card_gb": (1.0, 100_000.0, False)}
+BOUNDS = {"tokens": (1, MAX_TOKENS), "users": (1, 100_000), "card_gb": (1.0, 100_000.0)}  # the boxes' ranges
 LINK_KEY = "kvcache.link_settings"  # a share link's values, handed to the view once
 SHARED_LABELS = ("kvcache.clamped", "chart.as_table", "views.unavailable")
 LABELS = {  # what each part of the view writes, besides SHARED_LABELS
@@ -201,7 +201,7 @@ def calc_data(live_config: dict, live_name: str, live_params: int, key: str, lan
     presets.append({"key": "custom", "label": name, "short": name, "spec": None})
     link = st.session_state.get(LINK_KEY)
     return dict(_part("calc", key, lang), presets=presets, contexts=list(CONTEXTS), base=BASE, base_spec=specs[BASE],
-                bounds={k: list(v[:2]) for k, v in BOUNDS.items()},
+                bounds={k: list(v) for k, v in BOUNDS.items()},
                 custom=[{"field": f, "default": d, "lo": lo, "hi": hi} for f, d, lo, hi in CUSTOM_FIELDS],
                 settings=dict(settings(), from_link=link,
                               pasted=views.data_key(pasted[0]) if pasted is not None else None))
