@@ -188,15 +188,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description="nginx configuration for N replicas (sticky by cookie)")
     ap.add_argument("--replicas", type=int, default=3)
     ap.add_argument("--first-port", type=int, default=8601)
+    ap.add_argument("--ports", type=int, nargs="+", metavar="PORT",
+                    help="the replicas' ports, in order (instead of --replicas and --first-port)")
     ap.add_argument("--listen", default="80", help="nginx's listen argument, e.g. 80 or 127.0.0.1:8080")
+    ap.add_argument("--access-log", default=DEFAULT_ACCESS_LOG, help="e.g. /dev/stdout in a container")
     ap.add_argument("--standalone", type=Path, metavar="DIR",
                     help="write DIR/nginx.conf + DIR/site.conf for `nginx -c DIR/nginx.conf -p DIR`")
     args = ap.parse_args()
-    ports = ports_for(args.replicas, args.first_port)
+    ports = args.ports or ports_for(args.replicas, args.first_port)
     if args.standalone:
         print(write_standalone(args.standalone, ports, args.listen))
     else:
-        print(site(ports, args.listen), end="")
+        print(site(ports, args.listen, access_log=args.access_log), end="")
 
 
 if __name__ == "__main__":
