@@ -5,7 +5,7 @@
 // The sections further down that draw the chosen head (the formula, the mask, flash attention,
 // bertviz) follow it through the page store: this view publishes "layer:head", and each of those
 // sections asks for its own run when the learner reaches it (ui/follow.py).
-import { keepFocus, el, formatNumber, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
+import { clearView, keepFocus, el, formatNumber, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
 
 /** One head's [n, n] weights out of the layer's [H, n, n], as rows. */
 export function headRows(weights, n, head) {
@@ -105,7 +105,7 @@ function build(root, data, component) {
   let head = !serverChose && kept && kept.layer === data.layer ? Math.min(kept.head, data.n_heads - 1) : data.chosen.head;
   let layer = data.layer;
 
-  root.replaceChildren();
+  clearView(root);
   const box = el(root, "div", "itt-view itt-attention");
   box.dataset.testid = "ittView";
   box.dataset.view = "attention";

@@ -258,3 +258,13 @@ export function keepFocus(root, rebuild) {
     if (again) again.focus({ preventScroll: true });
   }
 }
+
+/** Empties a view's root of what the view drew, keeping the stylesheet Streamlit puts there
+ * (views.css sits inside the component's own element, in a <div> holding a <style>:
+ * replaceChildren() would take it away). */
+export function clearView(root) {
+  for (const child of Array.from(root.children)) {
+    const sheet = child.tagName === "STYLE" || child.tagName === "LINK" || child.querySelector("style, link");
+    if (!sheet) child.remove();
+  }
+}

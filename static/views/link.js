@@ -1,7 +1,7 @@
 // The share dialog's link, with the settings a browser view holds (the sampling lesson's
 // temperature, top-k, top-p and seed) written into it here: the server built the rest of the
 // link from what it knows, the browser adds what only it knows.
-import { el, store } from "./common.js";
+import { clearView, el, store } from "./common.js";
 
 /** The server's link with the browser-held values set: {param: value} from the store's object. */
 export function withSettings(url, held, names) {
@@ -14,7 +14,7 @@ export function withSettings(url, held, names) {
 
 export function mount(root, data) {
   const link = withSettings(data.url, store().get(data.store, null), data.names);
-  root.replaceChildren();
+  clearView(root);
   const box = el(root, "div", "itt-view itt-link");
   box.dataset.testid = "ittView";
   box.dataset.view = "link";

@@ -6,7 +6,7 @@
 // (filter_steps, seed_uniform, draw_at); tests/js/sampling.test.js holds the two together on
 // fixtures that tests/test_views.py writes from lib.
 
-import { keepFocus, boxValue, el, fill, formatNumber, numberBox, pct, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
+import { clearView, keepFocus, boxValue, el, fill, formatNumber, numberBox, pct, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
 
 // ------------------------------------------------------------------ the maths (as lib/sampling.py)
 
@@ -184,7 +184,7 @@ function build(root, data, component) {
   const L = data.labels;
   const lang = data.lang;
   const st = startSettings(data);
-  root.replaceChildren();
+  clearView(root);
   const box = el(root, "div", "itt-view itt-sampling");
   box.dataset.testid = "ittView";
   box.dataset.view = "sampling";

@@ -36,6 +36,7 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     heatmap = page.locator('[data-testid="ittView"][data-view="attention"]')
     title = en["attention.heatmap_title"]
     expect(heatmap.get_by_text(i18n.fill(title, layer="15", head="0"))).to_be_visible(timeout=APP_TIMEOUT_MS)
+    assert heatmap.locator(".itt-controls").evaluate("e => getComputedStyle(e).display") == "grid"  # styled
     labels = " ".join(heatmap.locator("svg text").all_text_contents())
     assert "<" in labels and "img" in labels
     # The overview just below is worked out once the learner reaches it (ui.follow.when_reached; with

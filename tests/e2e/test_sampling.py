@@ -37,6 +37,8 @@ def test_the_filters_answer_in_the_browser_and_generate_carries_them(page, app_u
     settle(page)
     before = view.evaluate(BARS)
     assert len(before) == 20 and before[0] > 0
+    # The views' stylesheet is applied (it sits inside the component's element: a view keeps it).
+    assert view.locator(".itt-controls").evaluate("e => getComputedStyle(e).display") == "grid"
     # The chart is named for a screen reader, in the course's language.
     title = i18n.fill(en["sampling.chart.title"], n="20")
     expect(view.get_by_role("figure", name=title)).to_be_visible()
