@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-_JS = """
-export default function ({ data }) {
-  if (document.documentElement.lang !== data.lang) document.documentElement.lang = data.lang;
-}
-"""
+from ui import views
+
+_JS = views.script("page_lang")  # static/components/page_lang.js
 _component = st.components.v2.component("itt_page_lang", js=_JS)
 
 

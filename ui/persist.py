@@ -29,7 +29,7 @@ import streamlit as st
 from lib import i18n
 from lib import progress_code as pc
 from lib.quiz import grade, load_bank
-from ui import classroom, nav, sidebar
+from ui import classroom, nav, sidebar, views
 from ui.core import lang, num, t
 from ui.downloads import built_when_clicked
 from ui.sidebar import TEXT_KEPT
@@ -46,30 +46,7 @@ _FINAL_GRADE = re.compile(r"^final\.([a-z0-9_]+:[a-z0-9_]+)\.grade$")
 # heard the browser for its current ask id, it reads the learner's entries (the nickname in use
 # when Python names none) and sends them once; otherwise it writes the entries Python hands it
 # ("" removes one). Entry names: lib.progress_code.entries, built the same way here.
-_JS = """
-export default function ({ data, setTriggerValue }) {
-  const get = (k) => { try { return window.localStorage.getItem(k); } catch (e) { return null; } };
-  const put = (k, v) => {
-    try {
-      if (!v) window.localStorage.removeItem(k);
-      else if (window.localStorage.getItem(k) !== v) window.localStorage.setItem(k, v);
-    } catch (e) { /* full or forbidden */ }
-  };
-  if (data.save) {
-    // The browser has been heard: a mark the browser tests wait for before their first input,
-    // so that input does not race the session's one progress rerun.
-    document.documentElement.dataset.ittProgress = "ready";
-    for (const [name, value] of Object.entries(data.save)) put(name, value);
-  } else if (window.__ittProgressAsked !== data.sid) {
-    window.__ittProgressAsked = data.sid;
-    const learner = typeof data.learner === "string" ? data.learner : (get(data.learnerEntry) || "");
-    const at = (prefix) => (learner ? prefix + "." + learner : prefix);
-    setTriggerValue("stored", { sid: data.sid, learner: learner,
-                                code: get(at(data.progressEntry)), text: get(at(data.textEntry)),
-                                klass: get(at(data.classEntry)) });
-  }
-}
-"""
+_JS = views.script("progress_store")  # static/components/progress_store.js
 _store = st.components.v2.component("itt_progress_store", js=_JS)
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from ui import views
+
 from ui.core import t
 
 CSS = """<style>
@@ -40,37 +42,7 @@ CSS = """<style>
 
 DECIMAL_KEY = "itt_decimal"
 TABLE_KEY, CUE_KEY = "itt_table", "itt_cue"
-_FIXES_JS = """
-export default function ({ data }) {
-  const fix = () => {
-    for (const box of document.querySelectorAll(`[class*="st-key-${data.decimal}-"] input[type="text"]`)) {
-      if (box.getAttribute("inputmode") !== "decimal") box.setAttribute("inputmode", "decimal");
-    }
-    for (const holder of document.querySelectorAll(`[class*="st-key-${data.table}-"]`)) {
-      const table = holder.querySelector('[data-testid="stTable"]');
-      if (!table) continue;
-      const scroller = [table, ...table.querySelectorAll("div")].find(e => /(auto|scroll)/.test(getComputedStyle(e).overflowX));
-      if (!scroller) continue;
-      const wide = scroller.scrollWidth > scroller.clientWidth + 1 ? "yes" : "no";
-      if (holder.dataset.ittWide !== wide) holder.dataset.ittWide = wide;
-      if (wide === "yes" && !scroller.hasAttribute("tabindex")) {  // a keyboard can scroll it too
-        scroller.tabIndex = 0;
-        scroller.setAttribute("role", "region");
-        scroller.setAttribute("aria-label", data.label);
-      }
-    }
-  };
-  window.__ittFixes = fix;  // the newest run's labels
-  fix();
-  if (!window.__ittFixesWatch) {  // the page draws more later (sections, reruns, a turned phone)
-    let queued = false;
-    const later = () => { if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; window.__ittFixes(); }); } };
-    window.__ittFixesWatch = new MutationObserver(later);
-    window.__ittFixesWatch.observe(document.body, { childList: true, subtree: true });
-    addEventListener("resize", later);
-  }
-}
-"""
+_FIXES_JS = views.script("page_fixes")  # static/components/page_fixes.js
 _fixes = st.components.v2.component("itt_page_fixes", js=_FIXES_JS)
 
 

@@ -12,6 +12,8 @@ the files' contents so a browser never keeps an old copy after an update.
 - `action(key, label, reads)`: a button that carries the browser's current choices (the page
   store's values named in `reads`) to the server when pressed, the one script run of a view.
 - `available()`: whether the views' files are present.
+- `script(name)`: the script of one of the small components that are not views (the section
+  followers, live charts, the progress store...), from static/components/.
 """
 
 from __future__ import annotations
@@ -24,8 +26,16 @@ from typing import Any
 import streamlit as st
 
 FOLDER = Path(__file__).resolve().parent.parent / "static" / "views"
+COMPONENTS = FOLDER.parent / "components"  # the small single-purpose components' scripts
 BASE = "/app/static/views/"
 PLOTLY = "/app/static/vendor/plotly.min.js"  # vendored by scripts/vendor_js.sh
+
+
+def script(name: str) -> str:
+    """The text of static/components/<name>.js: a small component's script, kept in a file of its
+    own (passed inline to st.components.v2.component, which takes a file path only for installed
+    packages)."""
+    return (COMPONENTS / f"{name}.js").read_text(encoding="utf-8")
 
 
 def _noop() -> None:
