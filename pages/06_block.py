@@ -36,7 +36,7 @@ lesson.show(text, "history", attn_now=attn_now, norm_when=t("block.history.norm_
 st.header(t("block.norm.header"))
 lesson.show(text, "norm", d_model=num(info.d_model), sqrt_d=num(info.d_model ** 0.5, 2))
 if cap is not None:
-    view.render_norm(lm, cap)
+    view.render_norm(lm, cap, name)
 lesson.show(text, "prenorm")
 
 st.header(t("block.resid.header"))

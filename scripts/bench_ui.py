@@ -74,8 +74,9 @@ WIDGETS: dict[str, tuple[Spec, ...]] = {
     "position": (Spec("position.layer"),),
     "attention": tuple(Spec(k) for k in ("attention.layer", "attention.head", "attention.dh", "attention.block",
                                          "attention.step")),
-    # The token of the contributions and the lens's layer and position are the browser view's (no run).
-    "block": (Spec("block.norm_layer"), Spec("block.norm_token", "select"), Spec("block.mlp_layer")),
+    # The norm's token, the token of the contributions and the lens's layer and position are the
+    # browser views' (no run); the norm's and the MLP's layers are the server's.
+    "block": (Spec("block.norm_layer"), Spec("block.mlp_layer")),
     "sampling": (Spec("sampling.temperature"), Spec("sampling.top_k", "number"), Spec("sampling.top_p"),
                  Spec("sampling.seed", "number"), Spec("sampling.gen_step", prepare="sampling.generate")),
     # The calculator, the variants, training, serving and the experts are the browser view's (no run).

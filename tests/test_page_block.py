@@ -23,9 +23,10 @@ from ui.cache import get_capture
 
 PAGE = "pages/06_block.py"
 LONG_TEXT = "parola " * 7200  # the same text as tests/test_pages.py: one cached 512-token capture
-CHARTS = ("block.diagram", "block.norm_chart", "block.resid_heatmap", "block.curves", "block.neuron_heatmap",
-          "block.lens_heatmap")
-VIEWS = ("block.view", "block.lens_view")  # one token's contributions; the lens at any layer and position
+CHARTS = ("block.diagram", "block.resid_heatmap", "block.curves", "block.neuron_heatmap", "block.lens_heatmap")
+# One token through the norm (the layer is the server's); one token's contributions; the lens at
+# any layer and position.
+VIEWS = ("block.norm_view", "block.view", "block.lens_view")
 NUMBER = re.compile(r"(\d+(?:[.,]\d+)?)(?: × 10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+))?")
 
 
@@ -68,6 +69,16 @@ def test_page_shows_the_live_block_in_both_languages(lang, real):
     cap = run_capture(real, labels["text.example"])
     z = arr(chart(at, "block.resid_heatmap")["data"][0]["z"])
     np.testing.assert_allclose(z, np.log10(np.linalg.norm(cap.resid.astype(np.float64), axis=-1)), atol=1e-5)
+    # The norm's view: every token's vector at the chosen layer, and lib's numbers for each.
+    norm = view_data(at, "block.norm_view")
+    layer = at.slider(key="block.norm_layer").value
+    params = view.blk.norm_params(view.blk.block_norm(real, layer, "attn"), real.info.norm)
+    steps = view.blk.norm_steps(cap.resid[layer, -1], params)
+    x = unpack_u16(norm["x"][-1])
+    np.testing.assert_allclose(x, cap.resid[layer, -1], atol=norm["x"][-1]["scale"])
+    np.testing.assert_allclose(norm["stats"][-1][:3], [steps.mean, steps.rms, steps.std], rtol=1e-6)
+    np.testing.assert_allclose(norm["weight"], params.weight, rtol=1e-6)
+    assert norm["settings"]["norm_token"] == cap.n_tokens - 1 and len(norm["x"]) == cap.n_tokens
     # Every token's contributions, sent once (the token is chosen in the browser): the stream's norms.
     contrib = view_data(at, "block.view")
     assert contrib["tokens"] == list(cap.tokens) and contrib["settings"]["resid_token"] == cap.n_tokens - 1
@@ -113,11 +124,15 @@ def test_view_widgets_never_run_the_model(monkeypatch):
     monkeypatch.setattr(ui.lens_jobs, "logit_lens", forbidden)
     monkeypatch.setattr(block, "contributions", forbidden)
     sent = {key: view_data(at, key) for key in VIEWS}
+    at.run()
+    assert not at.exception, at.exception
+    # The layer, the position and the tokens are the browser's: a rerun sends the same data, same key.
+    assert {key: view_data(at, key) for key in VIEWS} == sent
     at.slider(key="block.norm_layer").set_value(2)  # the norm's layer is the server's: no model run either
     at.run()
     assert not at.exception, at.exception
-    # The layer, the position and the token are the browser's: a rerun sends the same data, same key.
-    assert {key: view_data(at, key) for key in VIEWS} == sent
+    assert view_data(at, "block.norm_view")["key"] != sent["block.norm_view"]["key"]
+    assert view_data(at, "block.lens_view") == sent["block.lens_view"]
 
 
 @pytest.mark.parametrize("lang,text,expect", [
@@ -165,18 +180,16 @@ def test_out_of_range_values_are_clamped_with_a_notice(tiny_llama, monkeypatch):
     L = tiny_llama.info.n_layers
     assert view_data(at, "block.lens_view")["settings"]["lens_layer"] == L
     assert at.slider(key="block.norm_layer").value == at.slider(key="block.mlp_layer").value == L - 1
-    box = at.selectbox(key="block.norm_token")
-    box.set_value(len(box.options) - 1)
-    at.session_state["block.lens_pos"] = at.session_state["block.resid_token"] = 9  # positions of a longer text
+    for key in ("block.lens_pos", "block.resid_token", "block.norm_token"):
+        at.session_state[key] = 9  # positions of a longer text, as a link leaves them
     at.run()
     at.text_area(key="app.text").set_value("Ciao")
     at.run()
     assert not at.exception, at.exception
     assert sum(notice in w.value for w in at.warning) == 3
-    box = at.selectbox(key="block.norm_token")
-    assert len(box.options) == 4 and box.index == 3
     settings = view_data(at, "block.lens_view")["settings"]
-    assert settings["lens_pos"] == settings["resid_token"] == 3
+    assert settings["lens_pos"] == settings["resid_token"] == settings["norm_token"] == 3
+    assert len(view_data(at, "block.norm_view")["tokens"]) == 4
 
 
 def test_quiz_on_the_page_is_graded():

@@ -314,10 +314,28 @@ def tokenization() -> dict:
     return {"trainings": cases, "ints": ints}
 
 
+def block() -> dict:
+    """The norm's two outputs (lib.block.norm_steps: RMSNorm and LayerNorm with the same gain) on
+    vectors of every scale, with and without LayerNorm's bias, for the block view's normLines."""
+    from lib.block import NormParams, norm_steps
+
+    rng = np.random.default_rng(6)
+    cases = []
+    for d, scale, bias, eps in ((8, 1.0, False, 1e-5), (64, 30.0, True, 1e-6), (576, 0.02, False, 1e-5),
+                                (16, 1000.0, True, 0.0)):
+        x = rng.normal(0.3, scale, d)
+        params = NormParams("rmsnorm", rng.normal(1.0, 0.3, d), rng.normal(0, 0.1, d) if bias else None, eps)
+        s = norm_steps(x, params)
+        cases.append({"x": x.tolist(), "g": params.weight.tolist(), "b": None if params.bias is None else params.bias.tolist(),
+                      "mean": s.mean, "rms": s.rms, "std": s.std, "rms_out": s.rms_out.tolist(),
+                      "layer_out": s.layer_out.tolist()})
+    return {"norms": cases}
+
+
 def build() -> dict[str, dict]:
     return {"sampling.json": sampling(), "common.json": common(), "tokenization.json": tokenization(),
             "position.json": position(),
-            "kvcache.json": kvcache()}
+            "kvcache.json": kvcache(), "block.json": block()}
 
 
 def write() -> None:

@@ -116,12 +116,6 @@ def shape(s: tuple[int, ...]) -> str:
     return "[" + ", ".join(num(x) for x in s) + "]"
 
 
-def token_select(label_key: str, key: str, cap: Capture, default: int) -> int:
-    clamp_state(key, 0, cap.n_tokens - 1, default)
-    return st.selectbox(t(label_key), options=range(cap.n_tokens), key=key,
-                        format_func=lambda i: token_label(cap, i) if 0 <= i < cap.n_tokens else str(i))
-
-
 # --------------------------------------------------------------------------- the block, drawn
 
 
@@ -225,47 +219,55 @@ def render_diagram(lm: LoadedModel, n_tokens: int) -> None:
 # --------------------------------------------------------------------------- the norms
 
 
-def norm_figure(steps: blk.NormSteps, labels: dict[str, str]) -> go.Figure:
-    dim = np.arange(steps.x.shape[0])
-    layout = subplot_layout((labels["x"], labels["g"], labels["out"]), rows=3, cols=1, shared_xaxes=True,
-                            vertical_spacing=0.07)
-    layout["xaxis3"]["title"] = dict(text=labels["dim"])
-    layout.update(height=520, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.08))
-    line = lambda y, row, color, **kw: dict(type="scatter", x=dim, y=y, mode="lines", line=dict(color=color, **kw),  # noqa: E731
-                                            xaxis="x" if row == 1 else f"x{row}", yaxis="y" if row == 1 else f"y{row}")
-    return quick([dict(line(steps.x, 1, PALETTE[0]), name="x", showlegend=False),
-                  dict(line(steps.weight, 2, PALETTE[2]), name="g", showlegend=False),
-                  dict(line(steps.rms_out, 3, PALETTE[1]), name=labels["rms"]),
-                  dict(line(steps.layer_out, 3, PALETTE[3], dash="dot"), name=labels["layer"])], layout)
-
-
 @st.fragment
-def render_norm(lm: LoadedModel, cap: Capture) -> None:
+def render_norm(lm: LoadedModel, cap: Capture, model_name: str) -> None:
+    """The norm's layer is the server's (this section reruns alone: one layer's vectors sent); the
+    token is answered in the browser (static/views/block.js) from every token's vector at that layer."""
     L = lm.info.n_layers
     clamp_state("block.norm_layer", 0, L - 1, min(L // 2, L - 1))
-    left, right = st.columns(2)
-    layer = left.slider(t("block.norm.layer"), 0, L - 1, key="block.norm_layer")
-    with right:
-        tok = token_select("block.norm.token", "block.norm_token", cap, cap.n_tokens - 1)
+    layer = st.slider(t("block.norm.layer"), 0, L - 1, key="block.norm_layer")
+    views.view("block", "block.norm_view", norm_data(lm, cap, layer, views.data_key(
+        "norm", model_name, cap.token_ids.tobytes(), layer, core_lang(), link_token()), core_lang()))
+    # The check over every token of the layer: our formula against the model's own module.
+    st.success(t("block.norm.check", norm=t(f"arch.{lm.info.norm}"), diff=sci(norm_checks(lm, cap, layer).max())))
+
+
+def norm_checks(lm: LoadedModel, cap: Capture, layer: int) -> np.ndarray:
+    """[T] the largest gap between our norm and the model's own module, token by token."""
     module = blk.block_norm(lm, layer, "attn")
     params = blk.norm_params(module, lm.info.norm)
-    steps = blk.norm_steps(cap.resid[layer, tok], params)
-    theirs = blk.module_output(lm, module, cap.resid[layer, tok][None])[0]
-    cols = st.columns(5)
-    cols[0].metric(t("block.norm.mean"), num(steps.mean, 3))
-    cols[1].metric(t("block.norm.rms"), num(steps.rms, 3))
-    cols[2].metric(t("block.norm.std"), num(steps.std, 3))
-    cols[3].metric(t("block.norm.length_in"), num(float(np.linalg.norm(steps.x)), 1))
-    cols[4].metric(t("block.norm.length_scaled"), num(float(np.linalg.norm(steps.scaled)), 2),
-                   help=t("block.norm.sqrt_d", d=num(lm.info.d_model), root=num(math.sqrt(lm.info.d_model), 2)))
-    labels = {"x": t("block.norm.fig.x", layer=num(layer), token=esc(cap.tokens[tok])), "g": t("block.norm.fig.g"),
-              "out": t("block.norm.fig.out"), "rms": t("arch.rmsnorm"), "layer": t("arch.layernorm"),
-              "dim": t("block.norm.fig.dim")}
-    live_chart(norm_figure(steps, labels), key="block.norm_chart")
-    diff = float(np.abs(theirs - steps.out).max())
-    st.success(t("block.norm.check", norm=t(f"arch.{lm.info.norm}"), diff=sci(diff)))
-    st.caption(t("block.norm.gap", diff=num(float(np.abs(steps.rms_out - steps.layer_out).max()), 3),
-                 mean=num(steps.mean, 3)))
+    theirs = blk.module_output(lm, module, cap.resid[layer])  # [T, D]
+    ours = np.stack([blk.norm_steps(x, params).out for x in cap.resid[layer]])
+    return np.abs(theirs - ours).max(axis=-1)
+
+
+def norm_data(lm: LoadedModel, cap: Capture, layer: int, key: str, lang: str) -> dict:
+    """Every token's vector entering `layer` (packed row by row: a few digits of each, whatever its
+    scale), the norm's gain (and bias), and lib's numbers for each token: mean, RMS, σ, lengths, and
+    the largest gap between RMSNorm and LayerNorm. The view draws the two outputs from these
+    (static/views/block.js's normLines, held to lib.block.norm_steps by tests/js/block.test.js)."""
+    params = blk.norm_params(blk.block_norm(lm, layer, "attn"), lm.info.norm)
+    steps = [blk.norm_steps(x, params) for x in cap.resid[layer]]
+    d = lm.info.d_model
+    labels = {"token": t("block.norm.token"), "mean": t("block.norm.mean"), "rms": t("block.norm.rms"),
+              "std": t("block.norm.std"), "length_in": t("block.norm.length_in"),
+              "length_scaled": t("block.norm.length_scaled"),
+              "sqrt_d": t("block.norm.sqrt_d", d=num(d), root=num(math.sqrt(d), 2)),
+              "gap": t("block.norm.gap"), "rms_name": t("arch.rmsnorm"), "layer_name": t("arch.layernorm"),
+              "title": t("block.norm.fig.x", layer=num(layer), token="{token}"),
+              "table": t("chart.as_table"), "dim": t("block.norm.fig.dim"), "unavailable": t("views.unavailable")}
+    layout = subplot_layout((labels["title"], t("block.norm.fig.g"), t("block.norm.fig.out")), rows=3, cols=1,
+                            shared_xaxes=True, vertical_spacing=0.07)
+    layout["xaxis3"]["title"] = {"text": labels["dim"]}
+    layout.update(height=520, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h", "y": -0.08},
+                  separators=t("plot.separators"))
+    return {"key": key, "lang": lang, "part": "norm", "labels": labels, "tokens": list(cap.tokens),
+            "settings": settings(cap, lm.info.n_layers), "x": [pack_u16(st_.x) for st_ in steps],
+            "weight": params.weight.astype(np.float64).tolist(),
+            "bias": None if params.bias is None else np.asarray(params.bias, dtype=np.float64).tolist(),
+            "stats": [[s.mean, s.rms, s.std, float(np.linalg.norm(s.x)), float(np.linalg.norm(s.scaled)),
+                       float(np.abs(s.rms_out - s.layer_out).max())] for s in steps],
+            "layout": layout, "palette": list(PALETTE), "config": modebar_config("block.norm_chart")}
 
 
 # --------------------------------------------------------------------------- the residual stream
@@ -329,9 +331,10 @@ def settings(cap: Capture, n_layers: int) -> dict:
     clamp_state("block.resid_token", 0, cap.n_tokens - 1, cap.n_tokens - 1)
     clamp_state("block.lens_layer", 0, n_layers, n_layers)
     clamp_state("block.lens_pos", 0, n_positions - 1, n_positions - 1)
+    clamp_state("block.norm_token", 0, cap.n_tokens - 1, cap.n_tokens - 1)
     s = st.session_state
     return {"resid_token": s["block.resid_token"], "lens_layer": s["block.lens_layer"], "lens_pos": s["block.lens_pos"],
-            "from_link": link_token()}
+            "norm_token": s["block.norm_token"], "from_link": link_token()}
 
 
 def _log_lengths(x: np.ndarray) -> dict:

@@ -104,7 +104,7 @@ IN_BROWSER: dict[str, tuple[str, tuple[str, ...], str]] = {  # lesson: (store na
     "kvcache": ("kvcache.settings", KV.SETTINGS, KV.LINK_KEY),
     "attention": ("attention.chosen", ("layer", "head"), AV.CHOSEN_TOKEN),
     "tokenization": ("tokenization.settings", ("target", "view", "ids"), "tokenization.link_settings"),
-    "block": ("block.settings", ("resid_token", "lens_layer", "lens_pos"), "block.link_settings"),
+    "block": ("block.settings", ("norm_token", "resid_token", "lens_layer", "lens_pos"), "block.link_settings"),
     "position": ("position.settings", ("m", "pair", "n", "k", "shift", "head", "live_pair", "which"),
                  "position.link_settings"),
 }

@@ -1,11 +1,12 @@
-// The block lesson's views, answered in the browser: one token's contributions up the stack, and
-// the logit lens read at any layer and position.
+// The block lesson's views, answered in the browser: one token through the norm (at the layer the
+// server sent), one token's contributions up the stack, and the logit lens at any layer and position.
 //
 // The server sends each once per (model, text, language) with what lib worked out
 // (ui/block_view.py): every block's attention and MLP lengths for every token (lib.block.contributions),
 // the lens's top tokens, their probabilities and the final prediction's rank at every layer and
-// position (lib.logit_lens, computed by the lens service). Choosing a token, a layer or a position
-// only picks what to show: the view computes nothing of its own.
+// position (lib.logit_lens, computed by the lens service), every token's vector at the norm's layer
+// with lib's mean, RMS and σ. Choosing a token, a layer or a position picks what to show; the one
+// sum the view does (the norm's two outputs, `normLines`) is held to lib by tests/js/block.test.js.
 
 import { el, fill, formatNumber, perFrame, plotly, slider, store, unpackInts, unpackU16 } from "./common.js";
 
@@ -71,7 +72,8 @@ function startSettings(data) {
   const given = data.settings || {};
   if (given.from_link && s.get("block.link") !== given.from_link) {
     s.set("block.link", given.from_link);
-    s.set(SETTINGS, { resid_token: given.resid_token, lens_layer: given.lens_layer, lens_pos: given.lens_pos });
+    s.set(SETTINGS, { resid_token: given.resid_token, lens_layer: given.lens_layer, lens_pos: given.lens_pos,
+      norm_token: given.norm_token });
   }
   return Object.assign({}, given, s.get(SETTINGS, {}));
 }
@@ -81,6 +83,74 @@ function keep(values) {
 }
 
 const clamp = (v, lo, hi, fallback) => (Number.isInteger(v) && v >= lo && v <= hi ? v : fallback);
+
+// ------------------------------------------------------------------ one token through the norm
+
+/**
+ * The two outputs of normalising x with the same gain g (and LayerNorm's bias b, or null), from
+ * lib's mean, RMS and σ of x (lib/block.py's rms_norm and layer_norm):
+ * RMSNorm x / RMS · g, LayerNorm (x − μ) / σ · g + b.
+ */
+export function normLines(x, g, b, mean, rms, std) {
+  const n = x.length;
+  const rmsOut = new Float64Array(n);
+  const layerOut = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    rmsOut[i] = (x[i] / rms) * g[i];
+    layerOut[i] = ((x[i] - mean) / std) * g[i] + (b ? b[i] : 0);
+  }
+  return { rmsOut, layerOut };
+}
+
+function normPart(box, data) {
+  const L = data.labels;
+  const lang = data.lang;
+  const num = (v, d = null) => formatNumber(v, lang, d);
+  const st = startSettings(data);
+  const T = data.tokens.length;
+  const pick = choice(box, { label: L.token, options: data.tokens.map((tok, i) => [i, `${i}: ${tok}`]),
+    value: clamp(st.norm_token, 0, T - 1, T - 1), testid: "block.norm_token" });
+  const metrics = el(box, "div", "itt-metrics");
+  const cells = ["mean", "rms", "std", "length_in", "length_scaled"].map((name) => {
+    const m = el(metrics, "div", "itt-metric");
+    const label = el(m, "div", "itt-metric-label");
+    label.textContent = L[name];
+    if (name === "length_scaled") label.title = L.sqrt_d;
+    return el(m, "div", "itt-metric-value");
+  });
+  const c = chart(box, L.table, data.layout.height);
+  const gap = el(box, "p", "itt-help");
+  const dims = Array.from({ length: data.weight.length }, (_, i) => i);
+  const show = () => {
+    const tok = Number(pick.value);
+    keep({ norm_token: tok });
+    const [mean, rms, std, lenIn, lenScaled, diff] = data.stats[tok];
+    [num(mean, 3), num(rms, 3), num(std, 3), num(lenIn, 1), num(lenScaled, 2)].forEach((v, i) => { cells[i].textContent = v; });
+    const x = unpackU16(data.x[tok]);
+    const { rmsOut, layerOut } = normLines(x, data.weight, data.bias, mean, rms, std);
+    const esc = (s) => s.replace(/</g, "&lt;").replace(/>/g, "&gt;");
+    const title = fill(L.title, { token: data.tokens[tok] });
+    c.fig.setAttribute("aria-label", title);
+    const layout = JSON.parse(JSON.stringify(data.layout));
+    for (const note of layout.annotations || []) note.text = fill(note.text, { token: esc(data.tokens[tok]) });
+    const line = (y, row, color, extra) => Object.assign({ type: "scatter", x: dims, y: Array.from(y), mode: "lines",
+      line: { color }, xaxis: row === 1 ? "x" : `x${row}`, yaxis: row === 1 ? "y" : `y${row}` }, extra);
+    plotly(data.plotly).then((P) => P.react(c.plot, [
+      line(x, 1, data.palette[0], { name: "x", showlegend: false }),
+      line(data.weight, 2, data.palette[2], { name: "g", showlegend: false }),
+      line(rmsOut, 3, data.palette[1], { name: L.rms_name }),
+      line(layerOut, 3, data.palette[3], { name: L.layer_name, line: { color: data.palette[3], dash: "dot" } })],
+    layout, data.config))
+      .then(() => { c.plot.style.minHeight = ""; box.dataset.drawn = String(tok); })
+      .catch(() => { c.plot.textContent = L.unavailable; });
+    table(c.box, [L.dim, "x", "g", L.rms_name, L.layer_name], dims.map((i) => [num(i), num(x[i], 3),
+      num(data.weight[i], 3), num(rmsOut[i], 3), num(layerOut[i], 3)]));
+    gap.textContent = fill(L.gap, { diff: num(diff, 3), mean: num(mean, 3) });
+    box.dataset.state = JSON.stringify({ norm_token: tok });
+  };
+  pick.addEventListener("change", perFrame(show));
+  show();
+}
 
 // ------------------------------------------------------------------ one token's contributions
 
@@ -214,5 +284,5 @@ export function mount(root, data) {
   const box = el(host, "div", `itt-view itt-block itt-block-${data.part}`);
   box.dataset.testid = "ittView";
   box.dataset.view = `block.${data.part}`;
-  ({ contrib: contribPart, lens: lensPart })[data.part](box, data);
+  ({ norm: normPart, contrib: contribPart, lens: lensPart })[data.part](box, data);
 }

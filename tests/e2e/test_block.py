@@ -1,5 +1,5 @@
 """The block lesson in the real browser: the logit lens's layer and position and the token whose
-contributions are drawn are answered in the browser (static/views/block.js), with no frame to the
+contributions are drawn and the token through the norm are answered in the browser (static/views/block.js), with no frame to the
 server.
 
 The learner opens the lesson from the sidebar, reaches the lens (computed on the server when
@@ -21,6 +21,7 @@ from drivers.browser import APP_TIMEOUT_MS, click, goto, loose, runs_of, settle
 pytestmark = pytest.mark.e2e
 
 LENS = '[data-testid="ittView"][data-view="block.lens"]'
+NORM = '[data-testid="ittView"][data-view="block.norm"]'
 CONTRIB = '[data-testid="ittView"][data-view="block.contrib"]'
 
 
@@ -80,6 +81,14 @@ def test_the_lens_and_the_token_answer_in_the_browser(page, app_url):
     token = contrib.get_by_role("combobox", name=en["block.resid.token"])
     token.select_option(index=1)
     expect(contrib).to_have_attribute("data-drawn", "1")
+    # Another token through the norm (at the layer the server sent): its numbers and its chart.
+    norm = page.locator(NORM)
+    norm.scroll_into_view_if_needed()
+    before = norm.locator(".itt-metric-value").first.inner_text()
+    norm.get_by_role("combobox", name=en["block.norm.token"]).select_option(index=0)
+    expect(norm).to_have_attribute("data-drawn", "0")
+    assert norm.locator(".itt-metric-value").first.inner_text() != before
+    expect(norm.get_by_role("figure")).to_have_count(1)
     assert runs_of(page).sent == sent, "a view-only move sent something to the server"
 
     # The share dialog's link carries what only the browser knows.
@@ -87,11 +96,13 @@ def test_the_lens_and_the_token_answer_in_the_browser(page, app_url):
     url = page.locator('[data-testid="app.share.url"]')
     expect(url).to_have_value(re.compile(r"lens_layer=2(&|$)"), timeout=APP_TIMEOUT_MS)
     assert "lens_pos=0" in url.input_value() and "resid_token=1" in url.input_value()
+    assert "norm_token=0" in url.input_value()
     page.keyboard.press("Escape")
     expect(url).to_have_count(0)
 
     # A reload finds the choices where the learner left them.
     page.reload()
+    expect(page.locator(NORM)).to_have_attribute("data-state", '{"norm_token":0}', timeout=APP_TIMEOUT_MS)
     page.locator(".st-key-block-resid_box").scroll_into_view_if_needed(timeout=APP_TIMEOUT_MS)
     expect(page.locator(CONTRIB)).to_have_attribute("data-state", '{"resid_token":1}', timeout=APP_TIMEOUT_MS)
     page.locator(".st-key-block-lens_box").scroll_into_view_if_needed(timeout=APP_TIMEOUT_MS)
