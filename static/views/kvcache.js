@@ -510,11 +510,20 @@ function buildVariants(root, data) {
   follow(root, SETTINGS, data.settings, update);
 }
 
-/** Draws now from the store's value (or the server's default) and again whenever it changes. */
+/** Draws now from the store's value (or the server's default), and again whenever it changes
+ * while the section is on screen or near it; a section far below catches up when it is reached,
+ * so a move of the calculator redraws only what the learner can see. */
 function follow(root, name, fallback, update) {
   if (root.__ittStop) root.__ittStop();
   const later = perFrame(update);
-  root.__ittStop = store().subscribe(name, (v) => later(v));
+  let near = false, owed = null;
+  const seen = new IntersectionObserver((entries) => {
+    near = entries[entries.length - 1].isIntersecting;
+    if (near && owed !== null) { later(owed); owed = null; }
+  }, { rootMargin: "300px 0px" });
+  seen.observe(root);
+  const stop = store().subscribe(name, (v) => { if (near) later(v); else owed = v; });
+  root.__ittStop = () => { stop(); seen.disconnect(); };
   update(store().get(name, fallback));
 }
 
@@ -525,7 +534,7 @@ function inputsOf(parent, data, specs) {
   const row = el(parent, "div", "itt-controls");
   const saved = store().get("kvcache.costs", {});
   return specs.map(([name, lo, hi, integer, fallback]) => ({ name, box: clampedBox(row, { label: L[`kvcache.${name}`],
-    value: saved[name] ?? fallback, lo, hi, integer, testid: `kvcache.${name.replace(/^(train|serve)\./, "")}` }) }));
+    value: saved[name] ?? fallback, lo, hi, integer, testid: `kvcache.${name}` }) }));
 }
 
 function readInputs(boxes, data, said) {

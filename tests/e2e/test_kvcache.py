@@ -1,7 +1,7 @@
 """The KV-cache lesson in the real browser: the calculator, the variants at its context, and the
 training, serving and experts' sections that price its choice are answered in the browser
 (static/views/kvcache.js). Moving the context, typing a number, picking a model or a format sends
-the server nothing; the numbers, the charts and the sections far below follow at once. A reload
+the server nothing; the numbers and the charts follow at once, the sections far below when reached. A reload
 keeps the settings, the share link carries them, and every view fits a phone's width after the
 window narrows.
 
@@ -81,10 +81,14 @@ def test_the_calculator_answers_in_the_browser_and_the_sections_below_follow(pag
     expect(per_user).to_have_text(_size_en(kv_cache_bytes(config, 1_048_576)))
     expect(calc).to_have_attribute("data-drawn", re.compile(r'"tokens":1048576'))
     assert "1,048,576" in calc.evaluate("el => el.querySelector('.js-plotly-plot')._fullLayout.title.text")
+    # The sections below follow when the learner reaches them (those far off the screen wait till then).
     flops = en["kvcache.serve.flops"]
+    serve.scroll_into_view_if_needed()
     expect(serve.locator('[data-testid="kvcache.serve.flops"]')).to_contain_text(
         flops[:flops.index("{tokens}")] + "1,048,576")
+    variants.scroll_into_view_if_needed()
     expect(variants).to_have_attribute("data-drawn", re.compile(r'"tokens":1048576'))
+    calc.scroll_into_view_if_needed()
 
     # A typed absurd context is clamped with a notice, never a traceback.
     box = calc.get_by_role("spinbutton", name=en["kvcache.context"])
@@ -97,8 +101,10 @@ def test_the_calculator_answers_in_the_browser_and_the_sections_below_follow(pag
     calc.get_by_label(en["kvcache.preset"], exact=True).select_option("Llama-3 8B")
     calc.locator('[data-testid="kvcache.cache_dtype"]').get_by_label("fp8", exact=True).check()
     expect(per_user).to_have_text(_size_en(kv_cache_bytes(REFERENCE_MODELS["Llama-3 8B"], 8192, dtype_bytes=1)))
+    train.scroll_into_view_if_needed()
     expect(train).to_have_attribute("data-state", re.compile(r'"model":"Llama-3 8B"'))
     expect(train.locator(".itt-prose")).to_contain_text("Llama-3 8B")
+    calc.scroll_into_view_if_needed()
     # The learner's own numbers: more KV heads than query heads is said, and the query heads used.
     calc.get_by_label(en["kvcache.preset"], exact=True).select_option("custom")
     kv = calc.get_by_role("spinbutton", name=en["kvcache.field.num_key_value_heads"])
