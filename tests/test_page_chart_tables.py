@@ -26,20 +26,6 @@ def _open_table(at, chart_key: str, lang: str):
     return tables[0].value
 
 
-@pytest.mark.parametrize("lang", i18n.LANGS)
-def test_attention_heatmap_as_a_table(lang):
-    at = start(lang, "pages/05_attention.py", text=i18n.ui(lang)["text.example"])
-    table = _open_table(at, "attention.heatmap", lang)
-    fig = chart(at, "attention.heatmap")
-    z = plotly_array(fig["data"][0]["z"]).astype(np.float64)  # masked cells are missing on the chart too
-    assert table.shape == z.shape
-    np.testing.assert_allclose(table.to_numpy(dtype=np.float64), z, rtol=1e-6, equal_nan=True)
-    assert np.isnan(z[0, 1])  # the first query cannot see the second key
-    names = [str(c) for c in table.columns]
-    assert len(set(names)) == len(names)  # one column per key, two equal tokens stay two columns
-    assert all(str(tick).split("·")[-1] in "".join(names) for tick in fig["layout"]["xaxis"]["ticktext"][:3])
-
-
 def test_residual_stream_as_a_table():
     at = start("it", "pages/06_block.py", text=i18n.ui("it")["text.example"])
     table = _open_table(at, "block.resid_heatmap", "it")

@@ -61,6 +61,19 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     expect(heatmap.get_by_text(i18n.fill(title, layer="15", head="8"))).to_be_visible(timeout=APP_TIMEOUT_MS)
     assert heatmap.locator(".js-plotly-plot").first.evaluate("e => e.dataset.ittBefore") == "yes"
     assert runs.sent == sent, runs.history
+    # The heatmap's table alternative (built in the browser): one row per query, one column per key
+    # (two equal tokens stay two), a hidden cell written as such, the same weights as the chart.
+    heatmap.locator("details.itt-table > summary").click()
+    table = heatmap.locator("details.itt-table table")
+    n = heatmap.evaluate("el => el.querySelector('.js-plotly-plot')._fullData[0].z.length")
+    expect(table.locator("tbody tr")).to_have_count(n)
+    heads = table.locator("thead th").all_inner_texts()[1:]
+    assert len(heads) == n == len(set(heads))
+    assert table.locator("tbody tr").first.locator("td").nth(1).inner_text() == "—"  # the first query cannot see the second key
+    first = float(table.locator("tbody tr").nth(1).locator("td").first.inner_text())
+    chart_first = heatmap.evaluate("el => el.querySelector('.js-plotly-plot')._fullData[0].z[1][0]")
+    assert abs(first - chart_first) < 5e-5
+    assert runs.sent == sent, runs.history
     # The mask's unmasked heatmap, far down the page, follows the head through the page store:
     # out of sight, it is worked out (ui.follow.when_reached) when the learner scrolls to it.
     mask_box = page.locator(".st-key-attention-mask_box")
