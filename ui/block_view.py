@@ -255,19 +255,20 @@ def norm_data(lm: LoadedModel, cap: Capture, layer: int, key: str, lang: str) ->
               "sqrt_d": t("block.norm.sqrt_d", d=num(d), root=num(math.sqrt(d), 2)),
               "gap": t("block.norm.gap"), "rms_name": t("arch.rmsnorm"), "layer_name": t("arch.layernorm"),
               "title": t("block.norm.fig.x", layer=num(layer), token="{token}"),
-              "table": t("chart.as_table"), "dim": t("block.norm.fig.dim"), "unavailable": t("views.unavailable")}
+              "table": t("chart.as_table"), "dim": t("block.norm.fig.dim"), "unavailable": t("views.unavailable"),
+              "name": t("chart.block.norm_chart")}
     layout = subplot_layout((labels["title"], t("block.norm.fig.g"), t("block.norm.fig.out")), rows=3, cols=1,
                             shared_xaxes=True, vertical_spacing=0.07)
     layout["xaxis3"]["title"] = {"text": labels["dim"]}
-    layout.update(height=520, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h", "y": -0.08},
-                  separators=t("plot.separators"))
+    layout.update(height=520, autosize=True, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                  legend={"orientation": "h", "y": -0.08}, separators=t("plot.separators"))
     return {"key": key, "lang": lang, "part": "norm", "labels": labels, "tokens": list(cap.tokens),
             "settings": settings(cap, lm.info.n_layers), "x": [pack_u16(st_.x) for st_ in steps],
             "weight": params.weight.astype(np.float64).tolist(),
             "bias": None if params.bias is None else np.asarray(params.bias, dtype=np.float64).tolist(),
             "stats": [[s.mean, s.rms, s.std, float(np.linalg.norm(s.x)), float(np.linalg.norm(s.scaled)),
                        float(np.abs(s.rms_out - s.layer_out).max())] for s in steps],
-            "layout": layout, "palette": list(PALETTE), "config": modebar_config("block.norm_chart")}
+            "layout": layout, "palette": list(PALETTE), "config": modebar_config("block.norm_chart") | {"responsive": True}}
 
 
 # --------------------------------------------------------------------------- the residual stream
@@ -351,7 +352,7 @@ def contrib_data(cap: Capture, c: blk.Contributions, key: str, lang: str) -> dic
     return {"key": key, "lang": lang, "part": "contrib", "labels": labels, "tokens": list(cap.tokens),
             "n_layers": n_layers, "settings": settings(cap, n_layers),
             "attn": _log_lengths(c.attn_norm), "mlp": _log_lengths(c.mlp_norm), "resid": _log_lengths(c.resid_norm),
-            "palette": list(PALETTE), "separators": t("plot.separators"), "config": modebar_config("block.contrib_chart")}
+            "palette": list(PALETTE), "separators": t("plot.separators"), "config": modebar_config("block.contrib_chart") | {"responsive": True}}
 
 
 def lens_data(lens: Lens, cap: Capture, model_name: str, key: str, lang: str) -> dict:
@@ -374,7 +375,7 @@ def lens_data(lens: Lens, cap: Capture, model_name: str, key: str, lang: str) ->
             "top": pack_ints(index(lens.top_ids).ravel()), "top_probs": pack_u16(lens.top_probs),
             "final": index(lens.final_ids).tolist(), "final_prob": pack_u16(lens.final_prob),
             "final_rank": pack_ints(lens.final_rank), "first_on_top": lens.first_layer_on_top().tolist(),
-            "palette": list(PALETTE), "separators": t("plot.separators"), "config": modebar_config("block.lens_curve")}
+            "palette": list(PALETTE), "separators": t("plot.separators"), "config": modebar_config("block.lens_curve") | {"responsive": True}}
 
 
 # --------------------------------------------------------------------------- non-linearity and SwiGLU

@@ -180,7 +180,7 @@ def build_data(training: bpe.Training, key: str, lang: str) -> dict:
             "top": {"len": pack_ints(top_len), "pairs": pack_ints([x for p in flat for x in p])},
             "lives": {"id": pack_ints(ids), "born": pack_ints(born), "dies": pack_ints(_never(dies, n))},
             "separators": t("plot.separators"), "accent": ACCENT, "palette": list(PALETTE), "tick_ms": TICK_MS,
-            "speeds": list(SPEEDS), "config": modebar_config("tokenization.build")}
+            "speeds": list(SPEEDS), "config": modebar_config("tokenization.build") | {"responsive": True}}
 
 
 def _kind(tk: bpe_replay.Token, data: bytes, kinds: dict[tuple, int]) -> int:

@@ -130,7 +130,7 @@ function normPart(box, data) {
     const { rmsOut, layerOut } = normLines(x, data.weight, data.bias, mean, rms, std);
     const esc = (s) => s.replace(/</g, "&lt;").replace(/>/g, "&gt;");
     const title = fill(L.title, { token: data.tokens[tok] });
-    c.fig.setAttribute("aria-label", title);
+    c.fig.setAttribute("aria-label", `${L.name}: ${title}`);
     const layout = JSON.parse(JSON.stringify(data.layout));
     for (const note of layout.annotations || []) note.text = fill(note.text, { token: esc(data.tokens[tok]) });
     const line = (y, row, color, extra) => Object.assign({ type: "scatter", x: dims, y: Array.from(y), mode: "lines",
@@ -184,7 +184,7 @@ function contribPart(box, data) {
       { type: "bar", x: layers, y: a, name: L.attn, marker: { color: data.palette[1] } },
       { type: "bar", x: layers, y: m, name: L.mlp, marker: { color: data.palette[2] } },
       { type: "scatter", x: r.map((_, l) => l), y: r, name: L.resid, mode: "lines+markers", line: { color: data.palette[0] } }],
-    { barmode: "group", height: 380, margin: { l: 10, r: 10, t: 40, b: 10 }, separators: data.separators,
+    { barmode: "group", height: 380, autosize: true, margin: { l: 10, r: 10, t: 40, b: 10 }, separators: data.separators,
       title: { text: esc(title) }, xaxis: { title: { text: L.x } }, yaxis: { title: { text: L.y }, type: "log" },
       legend: { orientation: "h", y: -0.2 } }, data.config))
       .then(() => { c.plot.style.minHeight = ""; box.dataset.drawn = String(tok); })
@@ -249,7 +249,7 @@ function lensPart(box, data) {
         line: { color: data.palette[0] }, xaxis: "x", yaxis: "y" },
       { type: "scatter", x: layers, y: rank, mode: "lines", name: L.rank, line: { color: data.palette[1], dash: "dot" },
         xaxis: "x", yaxis: "y2" }],
-    { height: 340, margin: { l: 10, r: 10, t: 40, b: 10 }, separators: data.separators, title: { text: esc(title) },
+    { height: 340, autosize: true, margin: { l: 10, r: 10, t: 40, b: 10 }, separators: data.separators, title: { text: esc(title) },
       legend: { orientation: "h", y: -0.25 }, xaxis: { title: { text: L.x } },
       yaxis: { title: { text: esc(fill(L.prob, { final })) }, range: [0, 1] },
       yaxis2: { title: { text: L.rank }, type: "log", range: [topRank + 0.05, -0.05], dtick: 1, overlaying: "y", side: "right" },

@@ -320,7 +320,7 @@ function buildPart(box, data) {
     const labels = top.map(([a, b]) => pairLabel(a, b));
     const counts = top.map((p) => p[2]);
     const ratio = Array.from({ length: n + 1 }, (_, j) => data.n_bytes / Math.max(nTokens[j], 1));
-    const layout = (title, extra) => Object.assign({ title: { text: title }, height: 340, separators: data.separators,
+    const layout = (title, extra) => Object.assign({ title: { text: title }, height: 340, autosize: true, separators: data.separators,
       margin: { l: 10, r: 10, t: 40, b: 10 } }, extra);
     plotly(data.plotly).then((P) => Promise.all([
       P.react(pairsChart.plot, [{ type: "bar", x: counts, y: labels, orientation: "h", text: counts.map((c) => num(c)),

@@ -25,6 +25,21 @@ NORM = '[data-testid="ittView"][data-view="block.norm"]'
 CONTRIB = '[data-testid="ittView"][data-view="block.contrib"]'
 
 
+# Whatever of a view is wider than the window once it narrows (its charts redraw at the new width,
+# its tables scroll inside their own box).
+TOO_WIDE = """() => {
+  const w = document.documentElement.clientWidth;
+  const out = [];
+  for (const v of document.querySelectorAll('[data-testid="ittView"]')) {
+    for (const e of [v, ...v.querySelectorAll('.itt-chart svg.main-svg, .itt-table-box, .tok-chips')]) {
+      const r = e.getBoundingClientRect();
+      if (r.width > 0 && r.right > w + 1) out.push(`${v.dataset.view} ${e.className.baseVal ?? e.className} ${Math.round(r.right)} > ${w}`);
+    }
+  }
+  return out;
+}"""
+
+
 def reading(lang: str, layer: int) -> str:
     """The bold start of the lens's sentence for a layer, as the view writes it ("Layer 3")."""
     return i18n.fill(i18n.ui(lang)["block.lens.reading"], layer=str(layer)).split("**")[1]
@@ -107,4 +122,7 @@ def test_the_lens_and_the_token_answer_in_the_browser(page, app_url):
     expect(page.locator(CONTRIB)).to_have_attribute("data-state", '{"resid_token":1}', timeout=APP_TIMEOUT_MS)
     page.locator(".st-key-block-lens_box").scroll_into_view_if_needed(timeout=APP_TIMEOUT_MS)
     expect(page.locator(LENS)).to_have_attribute("data-state", '{"lens_layer":2,"lens_pos":0}', timeout=APP_TIMEOUT_MS)
+    # A phone's width: the views follow the window (charts redrawn narrower, tables scrolling in their box).
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.wait_for_function(f"() => ({TOO_WIDE})().length === 0", timeout=10_000)
     assert page.locator('[data-testid="stException"]').count() == 0

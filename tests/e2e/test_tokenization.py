@@ -23,6 +23,21 @@ REAL = '[data-testid="ittView"][data-view="tokenization.real"]'
 PAIR = '[data-testid="ittView"][data-view="tokenization.pair"]'
 
 
+# Whatever of a view is wider than the window once it narrows (its charts redraw at the new width,
+# its tables scroll inside their own box).
+TOO_WIDE = """() => {
+  const w = document.documentElement.clientWidth;
+  const out = [];
+  for (const v of document.querySelectorAll('[data-testid="ittView"]')) {
+    for (const e of [v, ...v.querySelectorAll('.itt-chart svg.main-svg, .itt-table-box, .tok-chips')]) {
+      const r = e.getBoundingClientRect();
+      if (r.width > 0 && r.right > w + 1) out.push(`${v.dataset.view} ${e.className.baseVal ?? e.className} ${Math.round(r.right)} > ${w}`);
+    }
+  }
+  return out;
+}"""
+
+
 def test_the_animations_answer_in_the_browser_and_the_replay_reaches_the_tokenizer(page, app_url):
     from playwright.sync_api import expect
     from tokenizers import Tokenizer
@@ -104,4 +119,7 @@ def test_the_animations_answer_in_the_browser_and_the_replay_reaches_the_tokeniz
     expect(page.locator(BUILD)).to_have_attribute("data-drawn", "44", timeout=APP_TIMEOUT_MS)
     expect(page.locator(REAL)).to_have_attribute("data-state", '{"view":"raw","ids":false}', timeout=APP_TIMEOUT_MS)
     expect(page.locator(REAL).locator(".tok-chip")).to_have_count(len(expected))
+    # A phone's width: the views follow the window (charts redrawn narrower, tables scrolling in their box).
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.wait_for_function(f"() => ({TOO_WIDE})().length === 0", timeout=10_000)
     assert page.locator('[data-testid="stException"]').count() == 0
