@@ -37,8 +37,6 @@ from drivers.browser import REPO, _free_port, healthy
 from drivers.stclient import Learner
 from lib import i18n
 
-
-
 IMAGE = "inside-transformer"
 LOCAL_BASE = "localhost/inside-transformer-base:bookworm-python3.11"  # deploy/build-image.sh's
 COMPOSE = REPO / "deploy" / "compose.yaml"
