@@ -28,10 +28,12 @@ def test_the_sampling_top_token_is_said_to_be_after_the_filters():
 
 
 def test_the_kv_cache_metrics_say_their_number_format():
-    """The calculator's cache per token (bf16 by default) and the measured cache per token (the
-    loaded model's float32) sit on one page: each metric says which format it counts."""
+    """The calculator's cache per token (bf16 by default; its view fills the format in) and the
+    measured cache per token (the loaded model's float32) sit on one page: each says its format."""
     for lang in i18n.LANGS:
         at = start(lang, "pages/08_kvcache.py")
+        sent = view_data(at, "kvcache.view")
+        assert sent["labels"]["kvcache.per_token"] == i18n.label(lang, "kvcache.per_token")
+        assert "{dtype}" in sent["labels"]["kvcache.per_token"]
         shown = [m.label for m in at.metric]
-        assert i18n.label(lang, "kvcache.per_token").format(dtype="bf16") in shown
         assert i18n.label(lang, "kvcache.measure.per_token").format(dtype="float32") in shown
