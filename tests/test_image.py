@@ -145,17 +145,22 @@ def test_the_image_serves_a_lesson_as_its_user_on_a_read_only_root(container):
 
     # The same lesson in Chromium, when it is here (tests/e2e need it anyway).
     if os.path.exists(CHROMIUM):
-        from playwright.sync_api import sync_playwright
+        def in_chromium() -> None:
+            # On a thread of its own: the browser tests' Playwright (a session fixture) may hold this one.
+            from playwright.sync_api import sync_playwright
 
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            try:
-                page = browser.new_page(viewport={"width": 1280, "height": 900})
-                track(page)
-                goto(page, f"{url}/{LESSON}?lang=en", title, timeout=240_000)
-                assert page.locator('[data-testid="stException"]').count() == 0
-            finally:
-                browser.close()
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+                try:
+                    page = browser.new_page(viewport={"width": 1280, "height": 900})
+                    track(page)
+                    goto(page, f"{url}/{LESSON}?lang=en", title, timeout=240_000)
+                    assert page.locator('[data-testid="stException"]').count() == 0
+                finally:
+                    browser.close()
+
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pool.submit(in_chromium).result()
     elif os.environ.get("CI") == "true":
         pytest.fail(f"CI=true and {CHROMIUM} is missing", pytrace=False)
 

@@ -66,7 +66,39 @@ def common() -> dict:
         for lang in ("en", "it"):
             digits = 1 if p >= 0.01 else 3 if p >= 1e-4 else 6
             percents.append({"p": p, "lang": lang, "text": f"{format_number(round(100 * p, digits), lang)}%"})
-    return {"packs": packs, "numbers": numbers, "percents": percents}
+    return {"packs": packs, "numbers": numbers, "percents": percents, "layouts": layouts()}
+
+
+def layouts() -> list[dict]:
+    """The charts' layout rule (ui.figures.laid_out) on the shapes the views draw: common.js
+    laidOut must give the same layout."""
+    import copy
+
+    from ui.figures import laid_out
+
+    cases = [
+        {"title": {"text": "Memoria"}},
+        {"title": "Angolo di ogni coppia (modulo 2π) attorno alla posizione m", "xaxis": {"title": "x", "tickangle": -45}},
+        {"title": {"text": "Layer 3, head 7", "y": 0.99}, "xaxis": {"title": {"text": "key"}, "side": "top"},
+         "yaxis": {"title": {"text": "query"}, "autorange": "reversed"}, "margin": {"l": 10, "r": 10, "t": 130, "b": 10},
+         "height": 500},
+        {"xaxis": {"side": "top"}, "margin": {"t": 40}},
+        {"showlegend": False, "margin": {"t": 5}},
+        {"title": {"text": "Cache per utente delle varianti di Llama-3 8B a 8192 token", "font": {"color": "#111"}},
+         "legend": {"y": -0.35}, "barmode": "group",
+         "xaxis": {"title": {"text": "candidates, best first, sorted by their probability after the filters"}}},
+        {"title": {"text": "Two panels"},
+         "xaxis": {"domain": [0, 0.45], "title": "posizione"}, "xaxis2": {"domain": [0.55, 1], "title": "posizione"},
+         "annotations": [{"text": "prima di RoPE, con la frase mescolata", "xref": "paper", "yref": "paper", "y": 1,
+                          "yanchor": "bottom", "showarrow": False, "x": 0.2},
+                         {"text": "dopo", "xref": "paper", "yref": "paper", "y": 1, "yanchor": "bottom",
+                          "showarrow": False, "x": 0.8},
+                         {"text": "a point", "x": 3, "y": 0.4, "showarrow": True}]},
+        {"polar": {"radialaxis": {"title": {"text": "raggio della coppia"}}}, "title": "Rotazione"},
+        {"annotations": [{"text": "solo", "xref": "paper", "yref": "paper", "y": 1, "yanchor": "bottom",
+                          "showarrow": False}]},
+    ]
+    return [{"layout": c, "laid_out": laid_out(copy.deepcopy(c))} for c in cases]
 
 
 def tokenization() -> dict:

@@ -203,14 +203,29 @@ export function boxValue(input, fallback) {
 export function el(parent, tag, cls) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
+  // A table box scrolls sideways on a narrow screen: a keyboard user must be able to reach it.
+  if (cls && cls.split(" ").includes("itt-table-box")) e.tabIndex = 0;
   parent.appendChild(e);
   return e;
 }
 
 // ------------------------------------------------------------------ plotly
 
-/** plotly.js from the app's own static files (scripts/vendor_js.sh), loaded once per page. */
+/** plotly.js from the app's own static files (scripts/vendor_js.sh), loaded once per page. Its
+ * `react` and `newPlot` draw every view's chart by the course's layout rule (`laidOut`), at the
+ * width of its box and again when the window's width changes (responsive). */
 export function plotly(src) {
+  return loadPlotly(src).then((P) => {
+    if (!P.__ittLaidOut) {
+      const draw = (fn) => (el, data, layout, config) => fn.call(P, el, data, laidOut(Object.assign({}, layout || {},
+        { autosize: true, width: undefined })), Object.assign({ responsive: true }, config || {}));
+      P.__ittLaidOut = { react: draw(P.react), newPlot: draw(P.newPlot) };
+    }
+    return new Proxy(P, { get: (t, k) => (k === "react" || k === "newPlot" ? t.__ittLaidOut[k] : t[k]) });
+  });
+}
+
+function loadPlotly(src) {
   if (window.Plotly) return Promise.resolve(window.Plotly);
   if (!window.__ittPlotly) {
     window.__ittPlotly = new Promise((ok, fail) => {
@@ -267,4 +282,136 @@ export function clearView(root) {
     const sheet = child.tagName === "STYLE" || child.tagName === "LINK" || child.querySelector("style, link");
     if (!sheet) child.remove();
   }
+}
+
+// ------------------------------------------------------------------ the charts' layout rule
+
+const TITLE_CHARS = 40;
+const SUBTITLE_CHARS = 46;
+const AXIS_TITLE_CHARS = 44;
+const TITLE_SIZE = 16;
+const SUBTITLE_SIZE = 14;
+const LINE_PX = { 16: 21, 14: 18 };
+const MODEBAR_PX = 28;
+const AXIS = /^[xy]axis\d*$/;
+
+/** ui/figures.py's wrap: <br> at spaces so no line passes `width` visible characters. */
+export function wrap(text, width) {
+  const out = [];
+  for (const line of text.split(/<br\s*\/?>/)) {
+    let current = "";
+    for (const word of line.split(" ")) {
+      const trial = current ? `${current} ${word}` : word;
+      if (current && trial.replace(/<[^>]+>/g, "").length > width) {
+        out.push(current);
+        current = word;
+      } else current = trial;
+    }
+    out.push(current);
+  }
+  return out.join("<br>");
+}
+
+const lines = (text) => (text ? text.split(/<br\s*\/?>/).length : 0);
+const titleText = (t) => (t && typeof t === "object" ? String(t.text || "") : String(t || ""));
+const isObj = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** ui/figures.py's laid_out, the course's one layout rule for every chart (docs/charts.md):
+ * titles above the plot under the mode bar's band, wrapped for a phone; legends flat at the foot;
+ * x axis titles wrapped, one repeated under several panels said once; plotly's own tick angles.
+ * Held to the Python by shared fixtures (tests/js/common.test.js). */
+export function laidOut(input) {
+  const layout = Object.assign({}, input);
+  const notes = Array.isArray(layout.annotations) ? layout.annotations : [];
+  const tops = notes.filter((n) => isObj(n) && n.yanchor === "bottom" && n.yref === "paper" && n.xref === "paper"
+    && !(n.showarrow === undefined ? true : n.showarrow) && n.text);
+  const perRow = new Map();
+  const row = (n) => Math.round(Number(n.y === undefined ? 1 : n.y) * 1000) / 1000;
+  for (const n of tops) perRow.set(row(n), (perRow.get(row(n)) || 0) + 1);
+  let subLines = 0;
+  if (tops.length) {
+    layout.annotations = notes.map((n) => {
+      if (!tops.includes(n)) return n;
+      const share = perRow.get(row(n));
+      const text = wrap(String(n.text), Math.max(11, Math.floor(SUBTITLE_CHARS / share) - 4));
+      const m = Object.assign({}, n, { text, font: Object.assign({}, n.font || {}, { size: SUBTITLE_SIZE }) });
+      if (Number(m.y === undefined ? 1 : m.y) >= 0.99) subLines = Math.max(subLines, lines(text));
+      return m;
+    });
+  }
+  const radial = [];
+  for (const [name, polar] of Object.entries(layout)) {
+    if (name.startsWith("polar") && isObj(polar) && isObj(polar.radialaxis)) {
+      const axis = Object.assign({}, polar.radialaxis);
+      if (titleText(axis.title)) { radial.push(titleText(axis.title)); delete axis.title; }
+      if (axis.nticks === undefined) axis.nticks = 4;
+      layout[name] = Object.assign({}, polar, { radialaxis: axis });
+    }
+  }
+  const title = layout.title;
+  const text = titleText(title);
+  let room = 10 + subLines * LINE_PX[SUBTITLE_SIZE];
+  const margin = Object.assign({}, layout.margin || {});
+  const topTicks = Object.entries(layout).some(([k, v]) => AXIS.test(k) && k.startsWith("x") && isObj(v) && v.side === "top");
+  if (text || radial.length) {
+    const base = isObj(title) ? title : {};
+    const wrapped = wrap(text, TITLE_CHARS);
+    const t = Object.assign({}, base, { text: wrapped, font: Object.assign({}, base.font || {}, { size: TITLE_SIZE }),
+      x: 0.5, xanchor: "center" });
+    if (radial.length) {
+      t.subtitle = { text: wrap(radial.join(" · "), TITLE_CHARS + 6) };
+      room += lines(t.subtitle.text) * LINE_PX[SUBTITLE_SIZE];
+    }
+    if (topTicks) {
+      Object.assign(t, { yref: "container", y: 1, yanchor: "top", automargin: false,
+        pad: { t: MODEBAR_PX + 6 + (lines(wrapped) - 1) * LINE_PX[TITLE_SIZE] } });
+      margin.t = (Math.trunc(Number(margin.t || 100)) || 100) + MODEBAR_PX + (lines(wrapped) - 1) * LINE_PX[TITLE_SIZE];
+    } else {
+      const extra = (lines(wrapped) - 1) * LINE_PX[TITLE_SIZE];
+      Object.assign(t, { yref: "paper", y: 1, yanchor: "bottom", automargin: true, pad: { t: MODEBAR_PX, b: room + extra } });
+      margin.t = MODEBAR_PX + 6 + lines(wrapped) * LINE_PX[TITLE_SIZE] + room;
+    }
+    layout.title = t;
+  } else if (topTicks) {
+    margin.t = Math.trunc(Number(margin.t || 0)) + MODEBAR_PX;
+  } else {
+    margin.t = Math.max(Math.trunc(Number(margin.t || 0)), subLines ? MODEBAR_PX + room : MODEBAR_PX);
+  }
+  layout.margin = margin;
+  if (layout.showlegend !== false) {
+    layout.legend = Object.assign({}, layout.legend || {}, { orientation: "h", xref: "container", x: 0,
+      xanchor: "left", yref: "container", y: 0, yanchor: "bottom" });
+  }
+  const xTitles = new Map();
+  for (const [name, axis] of Object.entries(layout)) {
+    if (AXIS.test(name) && name.startsWith("x") && isObj(axis) && titleText(axis.title)) {
+      const [lo, hi] = (axis.domain || [0, 1]).slice(0, 2);
+      const key = titleText(axis.title);
+      if (!xTitles.has(key)) xTitles.set(key, []);
+      xTitles.get(key).push([Math.abs((lo + hi) / 2 - 0.5), name]);
+    }
+  }
+  const repeated = new Set();
+  for (const same of xTitles.values()) {
+    if (same.length > 1) {
+      same.sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+      for (const [, name] of same.slice(1)) repeated.add(name);
+    }
+  }
+  for (const [name, value] of Object.entries(layout)) {
+    if (AXIS.test(name) && isObj(value)) {
+      const axis = Object.assign({}, value);
+      delete axis.tickangle;
+      const at = axis.title;
+      if (repeated.has(name)) axis.title = isObj(at) ? Object.assign({}, at, { text: "" }) : { text: "" };
+      else if (titleText(at) && name.startsWith("x")) {
+        const [lo, hi] = (axis.domain || [0, 1]).slice(0, 2);
+        const w = wrap(titleText(at), Math.max(12, Math.trunc(AXIS_TITLE_CHARS * (hi - lo))));
+        axis.title = isObj(at) ? Object.assign({}, at, { text: w }) : { text: w };
+      }
+      if (axis.automargin === undefined) axis.automargin = true;
+      layout[name] = axis;
+    }
+  }
+  return layout;
 }

@@ -170,15 +170,15 @@ def test_attention_lesson_with_bertviz_views_open_passes_axe(page, app_url):
 
 
 def test_a_chart_shown_as_a_table_passes_axe(page, app_url):
-    """The attention heatmap's "Mostra come tabella", opened: a real table (a row header per query,
-    a column header per key) that axe's WCAG 2.1 rules find nothing serious in."""
+    """The attention heatmap's "Mostra come tabella" (in its browser view), opened: a real table (a row
+    header per query, a column header per key) that axe's WCAG 2.1 rules find nothing serious in."""
     from playwright.sync_api import expect
 
     _need_axe()
     it = i18n.ui("it")
     goto(page, f"{app_url}/attention?lang=it", timeout=SERVER_WARM_TIMEOUT_MS)
-    box = page.locator(".st-key-attention-heatmap-table")
-    click(page, box.get_by_text(it["chart.as_table"]))
+    box = page.locator('[data-testid="ittView"][data-view="attention"] details.itt-table')
+    box.locator("summary").click(timeout=APP_TIMEOUT_MS)
     table = box.locator("table")
     expect(table).to_be_visible(timeout=APP_TIMEOUT_MS)
     assert table.locator("tbody tr").count() >= 2 and table.locator("th").count() >= 4

@@ -43,3 +43,12 @@ test("the page store tells its subscribers and keeps the last value", () => {
   assert.equal(s.get("attention.head"), 6);
   assert.equal(s.get("missing", "fallback"), "fallback");
 });
+
+test("laidOut gives every chart ui/figures.py's laid_out layout", async () => {
+  const { laidOut, wrap } = await import("../../static/views/common.js");
+  assert.ok(fx.layouts.length >= 9);
+  for (const { layout, laid_out } of fx.layouts) {
+    assert.deepEqual(JSON.parse(JSON.stringify(laidOut(layout))), laid_out, JSON.stringify(layout));
+  }
+  assert.equal(wrap("Una riga d'esempio: softmax su 8 chiavi", 20), "Una riga d'esempio:<br>softmax su 8 chiavi");
+});
