@@ -168,7 +168,10 @@ def laid_out(layout: dict) -> dict:
             # phone: a heatmap's title's second line over its data and its first tick label).
             extra = (_lines(wrapped) - 1) * LINE_PX[TITLE_SIZE]
             new.update(yref="paper", y=1, yanchor="bottom", automargin=True, pad={"t": MODEBAR_PX, "b": room + extra})
-            margin["t"] = MODEBAR_PX + 6 + _lines(wrapped) * LINE_PX[TITLE_SIZE] + room
+            # plotly.js 3.7 lifts a title of several lines by the whole of it above that pad (measured
+            # on a phone: a two-line title's top 15 px from the chart's top, under the mode bar), so
+            # the margin holds the lines after the first twice: once in the pad, once above it.
+            margin["t"] = MODEBAR_PX + 6 + _lines(wrapped) * LINE_PX[TITLE_SIZE] + room + extra
         layout["title"] = new
     elif top_ticks:  # an axis title and tick labels above the plot: the band above them
         margin["t"] = int(margin.get("t", 0) or 0) + MODEBAR_PX

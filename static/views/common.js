@@ -369,7 +369,7 @@ export function laidOut(input) {
     } else {
       const extra = (lines(wrapped) - 1) * LINE_PX[TITLE_SIZE];
       Object.assign(t, { yref: "paper", y: 1, yanchor: "bottom", automargin: true, pad: { t: MODEBAR_PX, b: room + extra } });
-      margin.t = MODEBAR_PX + 6 + lines(wrapped) * LINE_PX[TITLE_SIZE] + room;
+      margin.t = MODEBAR_PX + 6 + lines(wrapped) * LINE_PX[TITLE_SIZE] + room + extra;  // see ui/figures.py
     }
     layout.title = t;
   } else if (topTicks) {
