@@ -22,7 +22,7 @@ pytestmark = pytest.mark.e2e
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True, "device_scale_factor": 2}
 SLACK = 2  # px: boxes that only touch do not cover each other
-TABLES = {"": 2, "attention": 2, "compare": 1}  # the tables of words each page shows
+TABLES = {"": 2, "attention": 1, "compare": 1}  # the tables of words each page shows (the head's patterns are its view's)
 
 # For each chart whose mode bar shows: the chart's text boxes its buttons cover (hover labels, which
 # appear on demand, and heatmap cell labels, drawn inside the data, aside).
