@@ -20,6 +20,8 @@ def test_the_teachers_links_use_the_browsers_address_and_the_class_quiz_is_one(p
     codes = page.locator('[data-testid="stCode"]')
     expect(codes.first).to_contain_text(f"{app_url}/attention?lang=it", timeout=APP_TIMEOUT_MS)
     expect(page.get_by_text(it["teachers.local"].split("**")[0].strip()).first).to_be_visible()  # 127.0.0.1
+    # The page draws its codes one after another: the quiz's link is the last one once it is drawn.
+    expect(codes.last).to_contain_text(f"{app_url}/final?", timeout=APP_TIMEOUT_MS)
     quiz = codes.last.inner_text().strip()
     assert quiz == f"{app_url}/final?lang=it&seed=1", quiz
 
