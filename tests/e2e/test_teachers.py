@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lib import i18n
-from drivers.browser import APP_TIMEOUT_MS, goto, track
+from drivers.browser import APP_TIMEOUT_MS, goto, settle, track
 
 pytestmark = pytest.mark.e2e
 
@@ -33,7 +33,10 @@ def test_the_teachers_links_use_the_browsers_address_and_the_class_quiz_is_one(p
             goto(pg, quiz, it["final.title"])
             expect(pg.get_by_text(i18n.fill(it["final.class"], seed="1", n="24"))).to_be_visible(timeout=APP_TIMEOUT_MS)
             expect(pg.get_by_role("button", name=it["final.new"])).to_have_count(0)
-            prompts.append(pg.locator('[data-testid="stMain"] [data-testid="stForm"]').all_inner_texts())
+            forms = pg.locator('[data-testid="stMain"] [data-testid="stForm"]')
+            expect(forms).to_have_count(24, timeout=APP_TIMEOUT_MS)
+            settle(pg)  # every question drawn whole (its answer box's label too) before it is read
+            prompts.append(forms.all_inner_texts())
     finally:
         other.close()
     assert len(prompts[0]) == 24 and prompts[0] == prompts[1]
