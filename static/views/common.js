@@ -1,9 +1,11 @@
 // What every browser view shares: decoding the server's packed arrays, writing numbers the way
-// the course writes them, native labelled controls, plotly.js, and the page-level store through
-// which a section follows a choice made elsewhere on the page.
+// the course writes them, native labelled controls, the pieces every view draws (its box, a chart
+// with its table, a table, a metric, a notice, a radio group), plotly.js, and the page-level store
+// through which a section follows a choice made elsewhere on the page.
 //
 // Pure functions (unpackU16, formatNumber, pct) are tested under node (tests/js) against
-// fixtures the Python side writes from lib (tests/test_views.py): the two must agree.
+// fixtures the Python side writes from lib (tests/test_views.py): the two must agree. The drawing
+// helpers keep what they compute in pure functions (tableCells, radioOptions) tested there too.
 
 // ------------------------------------------------------------------ data
 
@@ -89,6 +91,13 @@ export function pct(p, lang) {
   return `${formatNumber(100 * p, lang, digits)}%`;
 }
 
+/** A text as plotly shows it in a title, a tick or a legend: < and > written as entities, so a
+ * token such as "<s>" is shown, not read as a tag.
+ * Example: plotlyText("<s>") -> "&lt;s&gt;" */
+export function plotlyText(text) {
+  return String(text).replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
 /** A label's {name} placeholders filled (lib/i18n.py's fill, without its format specs). */
 export function fill(template, values) {
   return template.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m));
@@ -105,6 +114,24 @@ export function store() {
   if (typeof window === "undefined") return memoryStore();
   if (!window.__ittStore) window.__ittStore = browserStore();
   return window.__ittStore;
+}
+
+/** A view's settings: the page store's `{name}.settings`, except that a share link's values, sent
+ * by the server in `given` with a fresh `from_link` token, win once (only `fields` of them when
+ * named); `given` fills what neither holds. `s`: the store (the page's by default). */
+export function linkedSettings(name, given = {}, fields = null, s = store()) {
+  const link = `${name}.link`;
+  const key = `${name}.settings`;
+  if (given.from_link && s.get(link) !== given.from_link) {
+    s.set(link, given.from_link);
+    s.set(key, fields ? Object.fromEntries(fields.map((f) => [f, given[f]])) : given);
+  }
+  return Object.assign({}, given, s.get(key, {}));
+}
+
+/** `values` merged into the page store's `{name}.settings` (what a reload finds again). */
+export function keepSettings(name, values, s = store()) {
+  s.set(`${name}.settings`, Object.assign({}, s.get(`${name}.settings`, {}), values));
 }
 
 function memoryStore() {
@@ -145,25 +172,35 @@ function browserStore() {
 
 let uid = 0;
 
-/** A native range input with its label and its value written beside it (role slider, arrow keys). */
-export function slider(parent, { label, help, min, max, step, value, format, testid }) {
+/** A control's box with its label, for an input of the id it returns. */
+function labelled(parent, label) {
   const id = `itt-v${++uid}`;
   const wrap = el(parent, "div", "itt-control");
   const lab = el(wrap, "label", "itt-label");
   lab.htmlFor = id;
   lab.textContent = label;
+  return { id, wrap };
+}
+
+/** A help line under a control, read with it by a screen reader (aria-describedby). */
+function described(wrap, input, help) {
+  if (!help) return;
+  const h = el(wrap, "div", "itt-help");
+  h.id = `${input.id}-help`;
+  h.textContent = help;
+  input.setAttribute("aria-describedby", h.id);
+}
+
+/** A native range input with its label and its value written beside it (role slider, arrow keys). */
+export function slider(parent, { label, help, min, max, step, value, format, testid }) {
+  const { id, wrap } = labelled(parent, label);
   const row = el(wrap, "div", "itt-row");
   const input = el(row, "input", "itt-range");
   Object.assign(input, { type: "range", id, min, max, step, value });
   if (testid) input.dataset.testid = testid;
   const out = el(row, "output", "itt-value");
   out.htmlFor = id;
-  if (help) {
-    const h = el(wrap, "div", "itt-help");
-    h.id = `${id}-help`;
-    h.textContent = help;
-    input.setAttribute("aria-describedby", h.id);
-  }
+  described(wrap, input, help);
   const show = () => {
     out.textContent = format(Number(input.value));
     input.setAttribute("aria-valuetext", out.textContent);
@@ -175,22 +212,57 @@ export function slider(parent, { label, help, min, max, step, value, format, tes
 
 /** A native number input with its label. */
 export function numberBox(parent, { label, help, min, max, step, value, testid }) {
-  const id = `itt-v${++uid}`;
-  const wrap = el(parent, "div", "itt-control");
-  const lab = el(wrap, "label", "itt-label");
-  lab.htmlFor = id;
-  lab.textContent = label;
+  const { id, wrap } = labelled(parent, label);
   const input = el(wrap, "input", "itt-number");
   Object.assign(input, { type: "number", id, min, max, step, value });
   input.inputMode = "numeric";
   if (testid) input.dataset.testid = testid;
-  if (help) {
-    const h = el(wrap, "div", "itt-help");
-    h.id = `${id}-help`;
-    h.textContent = help;
-    input.setAttribute("aria-describedby", h.id);
-  }
+  described(wrap, input, help);
   return input;
+}
+
+/** A native <select> with its label; `options` are [value, text] pairs. */
+export function select(parent, { label, options, value, testid }) {
+  const { id, wrap } = labelled(parent, label);
+  const input = el(wrap, "select", "itt-select");
+  input.id = id;
+  if (testid) input.dataset.testid = testid;
+  for (const [v, text] of options) {
+    const o = el(input, "option");
+    o.value = String(v);
+    o.textContent = text;
+  }
+  input.value = String(value);
+  return input;
+}
+
+/** radios' options as [value, text, checked]: `options` are [value, text] pairs or plain strings
+ * (the text is the value), compared with `value` as strings.
+ * Example: radioOptions([["q", "queries"], ["k", "keys"]], "k") -> [["q", "queries", false], ["k", "keys", true]] */
+export function radioOptions(options, value) {
+  return options.map((o) => {
+    const [v, text] = Array.isArray(o) ? o : [o, o];
+    return [String(v), String(text), String(v) === String(value)];
+  });
+}
+
+/** Native radio buttons in a <fieldset> with its <legend> (a keyboard moves with the arrow keys),
+ * `help` a line under them. The buttons stand in a row of their own, or (`row` false) straight in
+ * the fieldset. Returns { el, inputs, value() }: value() is the checked one's, else the first's. */
+export function radios(parent, { label, options, value, name, testid, help, row = true }) {
+  const set = el(parent, "fieldset", "itt-control itt-radios");
+  el(set, "legend", "itt-label").textContent = label;
+  if (testid) set.dataset.testid = testid;
+  const into = row ? el(set, "div", "itt-radio-row") : set;
+  const inputs = radioOptions(options, value).map(([v, text, checked]) => {
+    const lab = el(into, "label", "itt-radio");
+    const input = el(lab, "input");
+    Object.assign(input, { type: "radio", name, value: v, checked });
+    lab.appendChild(document.createTextNode(text));
+    return input;
+  });
+  if (help) el(set, "div", "itt-help").textContent = help;
+  return { el: set, inputs, value: () => (inputs.find((i) => i.checked) || inputs[0]).value };
 }
 
 /** A number box's value, clamped to its range; the fallback when it is empty or not a number. */
@@ -200,6 +272,7 @@ export function boxValue(input, fallback) {
   return Math.min(Number(input.max), Math.max(Number(input.min), Math.round(v)));
 }
 
+/** A new element `tag` of class `cls`, appended to `parent`. */
 export function el(parent, tag, cls) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -207,6 +280,123 @@ export function el(parent, tag, cls) {
   if (cls && cls.split(" ").includes("itt-table-box")) e.tabIndex = 0;
   parent.appendChild(e);
   return e;
+}
+
+// ------------------------------------------------------------------ pieces every view draws
+
+/** A view's own box, `<div class="itt-view {cls}" data-testid="ittView" data-view="{view}">`: what
+ * the browser tests find a view by. */
+export function viewBox(parent, cls, view) {
+  const box = el(parent, "div", `itt-view ${cls}`);
+  box.dataset.testid = "ittView";
+  box.dataset.view = view;
+  return box;
+}
+
+/** The view's host in `root`, emptied (made the first time): Streamlit keeps the component's
+ * stylesheet (views.css) in another child of `root`, which must stay. */
+export function viewHost(root) {
+  const host = root.querySelector(":scope > .itt-host") || el(root, "div", "itt-host");
+  host.replaceChildren();
+  return host;
+}
+
+/** The cells of a table: the column headers (scope col), then each row with its cell `rowHeader`
+ * a row header (a <th scope="row">) and the others data.
+ * Example: tableCells(["pair", "θ"], [["0", "1"]]).body -> [[{tag: "th", scope: "row", text: "0"}, {tag: "td", text: "1"}]] */
+export function tableCells(head, rows, rowHeader = 0) {
+  return {
+    head: head.map((text) => ({ tag: "th", scope: "col", text })),
+    body: rows.map((r) => r.map((text, j) => (j === rowHeader ? { tag: "th", scope: "row", text } : { tag: "td", text }))),
+  };
+}
+
+/** A table of `head` and `rows` (tableCells) in place of what `box` held: a chart's table alternative. */
+export function table(box, head, rows, rowHeader = 0) {
+  const cells = tableCells(head, rows, rowHeader);
+  const t = document.createElement("table");
+  const put = (row, { tag, scope, text }) => {
+    const c = el(row, tag);
+    if (scope) c.scope = scope;
+    c.textContent = text;
+  };
+  const top = el(el(t, "thead"), "tr");
+  for (const c of cells.head) put(top, c);
+  const body = el(t, "tbody");
+  for (const r of cells.body) {
+    const row = el(body, "tr");
+    for (const c of r) put(row, c);
+  }
+  box.replaceChildren(t);
+  return t;
+}
+
+/** A chart named for a screen reader (role figure, `label` its name, or set later on `fig`), with
+ * its table alternative in a <details> under it, opened by `tableLabel`. `height`: the room the plot
+ * keeps until it is drawn. Returns { fig, plot, details, box }: `table(box, ...)` fills the table. */
+export function chartBox(parent, { label, tableLabel, height, plotClass }) {
+  const fig = el(parent, "div", "itt-chart");
+  fig.setAttribute("role", "figure");
+  if (label !== undefined) fig.setAttribute("aria-label", label);
+  const plot = el(fig, "div", plotClass);
+  if (height) plot.style.minHeight = `${height}px`;
+  const details = el(parent, "details", "itt-table");
+  el(details, "summary").textContent = tableLabel;
+  const box = el(details, "div", "itt-table-box");
+  return { fig, plot, details, box };
+}
+
+/** Draws `spec` ({ data, layout }) into a chartBox's plot with plotly.js from `src`, and lets go of
+ * the room kept for it; a plot that cannot be drawn says `unavailable` instead. Resolves to true
+ * when drawn, false when not. */
+export function drawChart(plot, src, spec, config, unavailable) {
+  return plotly(src).then((P) => P.react(plot, spec.data, spec.layout, config))
+    .then(() => { plot.style.minHeight = ""; return true; })
+    .catch(() => { plot.textContent = unavailable; return false; });
+}
+
+/** A metric: its label (`help` the label's tooltip) over its value (`testid` on the value), and
+ * with `delta` a line under them for the change. Returns { box, label, value, delta }. */
+export function metric(parent, { label = "", help, testid, delta = false } = {}) {
+  const box = el(parent, "div", "itt-metric");
+  const name = el(box, "div", "itt-metric-label");
+  name.textContent = label;
+  if (help) name.title = help;
+  const value = el(box, "div", "itt-metric-value");
+  if (testid) value.dataset.testid = testid;
+  return { box, label: name, value, delta: delta ? el(box, "div", "itt-metric-delta") : null };
+}
+
+/** A notice (role status), hidden while it has nothing to say. Returns say(texts): the texts
+ * joined, or the notice hidden when there are none. */
+export function noteBox(parent) {
+  const note = el(parent, "div", "itt-note");
+  note.setAttribute("role", "status");
+  note.hidden = true;
+  return (texts) => {
+    note.textContent = texts.join(" ");
+    note.hidden = texts.length === 0;
+  };
+}
+
+/** A label with **bold** parts and {name} placeholders as its pieces: [bold, [text or value...]]
+ * for each part between the **, a placeholder with no value left as written.
+ * Example: richParts("**{n}** tokens", { n: "3" }) -> [[false, [""]], [true, ["", "3", ""]], [false, [" tokens"]]] */
+export function richParts(template, values) {
+  return template.split("**").map((part, i) => [i % 2 === 1, part.split(/(\{\w+\})/).map((bit) => {
+    const m = /^\{(\w+)\}$/.exec(bit);
+    return m && m[1] in values ? values[m[1]] : bit;
+  })]);
+}
+
+/** A label written into `parent` in place of what it held (richParts): its **bold** parts in
+ * <strong>, its {name} placeholders filled; a value may be a DOM node (a code span). */
+export function richText(parent, template, values) {
+  parent.replaceChildren();
+  for (const [bold, bits] of richParts(template, values)) {
+    const into = bold ? el(parent, "strong") : parent;
+    for (const v of bits) into.appendChild(v instanceof Node ? v : document.createTextNode(String(v)));
+  }
 }
 
 // ------------------------------------------------------------------ plotly

@@ -6,7 +6,10 @@
 // (filter_steps, seed_uniform, draw_at); tests/js/sampling.test.js holds the two together on
 // fixtures that tests/test_views.py writes from lib.
 
-import { clearView, keepFocus, boxValue, el, fill, formatNumber, numberBox, pct, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
+import {
+  boxValue, chartBox, clearView, drawChart, el, fill, formatNumber, keepFocus, linkedSettings, metric, noteBox, numberBox, pct,
+  perFrame, plotlyText, slider, store, table, unpackU16, viewBox,
+} from "./common.js";
 
 // ------------------------------------------------------------------ the maths (as lib/sampling.py)
 
@@ -139,45 +142,19 @@ function figure(steps, data, drawn) {
   return { data: traces, layout };
 }
 
-function plotlyText(token) {
-  return token.replace(/</g, "&lt;").replace(/>/g, "&gt;");
-}
-
-function table(box, steps, data) {
+/** The chart's table: every candidate, its token the row's header. */
+function candidates(box, steps, data) {
   const L = data.labels;
   const lang = data.lang;
   const head = [L.rank, L.token, L.model, L.final].concat(steps.greedy ? [] : [L.cumulative]);
   const rows = data.tokens.map((tok, i) => [formatNumber(i + 1, lang), tok, formatNumber(steps.model[i], lang, 4),
     formatNumber(steps.final[i], lang, 4)].concat(steps.greedy ? [] : [formatNumber(steps.cumulative[i], lang, 4)]));
-  const t = document.createElement("table");
-  const tr = el(el(t, "thead"), "tr");
-  for (const h of head) { const th = el(tr, "th"); th.scope = "col"; th.textContent = h; }
-  const body = el(t, "tbody");
-  for (const r of rows) {
-    const row = el(body, "tr");
-    r.forEach((c, j) => { const cell = el(row, j === 1 ? "th" : "td"); if (j === 1) cell.scope = "row"; cell.textContent = c; });
-  }
-  box.replaceChildren(t);
-}
-
-function metric(parent, label, help) {
-  const m = el(parent, "div", "itt-metric");
-  const l = el(m, "div", "itt-metric-label");
-  l.textContent = label;
-  if (help) l.title = help;
-  const v = el(m, "div", "itt-metric-value");
-  return v;
+  table(box, head, rows, 1);
 }
 
 /** Reads the settings from the store (a share link's values, sent by the server, win once). */
 function startSettings(data) {
-  const s = store();
-  const given = data.settings;
-  if (given.from_link && s.get("sampling.link") !== given.from_link) {
-    s.set("sampling.link", given.from_link);
-    s.set("sampling.settings", given);
-  }
-  return Object.assign({}, given, s.get("sampling.settings", {}));
+  return linkedSettings("sampling", data.settings);
 }
 
 function build(root, data, component) {
@@ -185,9 +162,7 @@ function build(root, data, component) {
   const lang = data.lang;
   const st = startSettings(data);
   clearView(root);
-  const box = el(root, "div", "itt-view itt-sampling");
-  box.dataset.testid = "ittView";
-  box.dataset.view = "sampling";
+  const box = viewBox(root, "itt-sampling", "sampling");
   const controls = el(box, "div", "itt-controls");
   const fmt2 = (v) => formatNumber(v, lang, 2);
   const temp = slider(controls, { label: L.temperature, help: L.temperature_help, min: 0, max: 2, step: 0.05,
@@ -196,23 +171,15 @@ function build(root, data, component) {
     value: st.top_k, testid: "sampling.top_k" });
   const topP = slider(controls, { label: L.top_p, help: L.top_p_help, min: 0, max: 1, step: 0.01,
     value: st.top_p, format: fmt2, testid: "sampling.top_p" });
-  const note = el(box, "div", "itt-note");
-  note.setAttribute("role", "status");
+  const note = noteBox(box);
   const main = el(box, "div", "itt-columns");
   const left = el(main, "div", "itt-wide");
-  const chart = el(left, "div", "itt-chart");
-  chart.setAttribute("role", "figure");
-  chart.setAttribute("aria-label", L.title);
-  const plot = el(chart, "div");
-  plot.style.minHeight = `${data.layout.height}px`;
-  const details = el(left, "details", "itt-table");
-  el(details, "summary").textContent = L.table;
-  const tableBox = el(details, "div", "itt-table-box");
+  const { plot, box: tableBox } = chartBox(left, { label: L.title, tableLabel: L.table, height: data.layout.height });
   const right = el(main, "div", "itt-side");
-  const mKept = metric(right, L.kept);
-  const mTop = metric(right, L.top);
-  const mEff = metric(right, L.effective, L.effective_help);
-  const mRest = metric(right, L.rest, L.rest_help);
+  const mKept = metric(right, { label: L.kept }).value;
+  const mTop = metric(right, { label: L.top }).value;
+  const mEff = metric(right, { label: L.effective, help: L.effective_help }).value;
+  const mRest = metric(right, { label: L.rest, help: L.rest_help }).value;
   const drawRow = el(box, "div", "itt-draw");
   const seed = numberBox(drawRow, { label: L.seed, help: L.seed_help, min: 0, max: data.seed_max, step: 1,
     value: st.seed, testid: "sampling.seed" });
@@ -240,8 +207,7 @@ function build(root, data, component) {
       if (now.top_k >= sorted.length) notes.push(fill(L.top_k_all, { k: formatNumber(now.top_k, lang), vocab: formatNumber(sorted.length, lang) }));
       if (now.top_p === 0) notes.push(L.top_p_zero);
     }
-    note.textContent = notes.join(" ");
-    note.hidden = notes.length === 0;
+    note(notes);
     let at = null;
     if (drawn) {
       const u = seedUniform(now.seed);
@@ -261,10 +227,9 @@ function build(root, data, component) {
     mRest.textContent = pct(Math.max(1 - shown, 0), lang);
     const spec = figure(steps, data, at);
     box.dataset.state = JSON.stringify({ temperature: now.temperature, top_k: now.top_k, top_p: now.top_p, seed: now.seed });
-    plotly(data.plotly).then((P) => P.react(plot, spec.data, spec.layout, data.config))
-      .then(() => { plot.style.minHeight = ""; box.dataset.drawn = box.dataset.state; })
-      .catch(() => { plot.textContent = L.unavailable; });
-    table(tableBox, steps, data);
+    drawChart(plot, data.plotly, spec, data.config, L.unavailable)
+      .then((drawn) => { if (drawn) box.dataset.drawn = box.dataset.state; });
+    candidates(tableBox, steps, data);
   };
   const later = perFrame(update);
   for (const input of [temp, topK, topP, seed]) input.addEventListener("input", later);

@@ -52,3 +52,62 @@ test("laidOut gives every chart ui/figures.py's laid_out layout", async () => {
   }
   assert.equal(wrap("Una riga d'esempio: softmax su 8 chiavi", 20), "Una riga d'esempio:<br>softmax su 8 chiavi");
 });
+
+// The drawing helpers' pure parts: what a table, a radio group and a rich label are made of.
+
+test("tableCells heads every column, and each row by the cell asked for", async () => {
+  const { tableCells } = await import("../../static/views/common.js");
+  const cells = tableCells(["rank", "token", "p"], [["1", " the", "0.5"], ["2", " a", "0.25"]]);
+  assert.deepEqual(cells.head, [{ tag: "th", scope: "col", text: "rank" }, { tag: "th", scope: "col", text: "token" },
+    { tag: "th", scope: "col", text: "p" }]);
+  assert.deepEqual(cells.body[1], [{ tag: "th", scope: "row", text: "2" }, { tag: "td", text: " a" }, { tag: "td", text: "0.25" }]);
+  // The sampling table names each row by its token, the second column.
+  const byToken = tableCells(["rank", "token"], [["1", " the"]], 1);
+  assert.deepEqual(byToken.body, [[{ tag: "td", text: "1" }, { tag: "th", scope: "row", text: " the" }]]);
+  assert.deepEqual(tableCells(["a"], []).body, []);
+});
+
+test("radioOptions takes pairs or plain values and checks the one asked for, compared as text", async () => {
+  const { radioOptions } = await import("../../static/views/common.js");
+  assert.deepEqual(radioOptions([["q", "queries"], ["k", "keys"]], "k"), [["q", "queries", false], ["k", "keys", true]]);
+  assert.deepEqual(radioOptions(["bf16", "fp8"], "bf16"), [["bf16", "bf16", true], ["fp8", "fp8", false]]);
+  // A number kept in the store checks the button of the same value (values travel as text).
+  assert.deepEqual(radioOptions([[1, "×1"], [4, "×4"]], 4).map((o) => o[2]), [false, true]);
+  assert.deepEqual(radioOptions([[1, "×1"]], undefined).map((o) => o[2]), [false]);
+});
+
+test("richParts splits a label at its ** and fills its placeholders, values of any kind kept", async () => {
+  const { richParts } = await import("../../static/views/common.js");
+  assert.deepEqual(richParts("**Layer {layer}** reads {top}", { layer: "3", top: " Paris" }),
+    [[false, [""]], [true, ["Layer ", "3", ""]], [false, [" reads ", " Paris", ""]]]);
+  const node = { a: "code span" };
+  assert.equal(richParts("merge {pair}", { pair: node })[0][1][1], node);
+  assert.deepEqual(richParts("{missing} stays", {}), [[false, ["", "{missing}", " stays"]]]);
+});
+
+test("plotlyText writes < and > as entities, so a token like <s> shows", async () => {
+  const { plotlyText } = await import("../../static/views/common.js");
+  assert.equal(plotlyText("<s> a > b"), "&lt;s&gt; a &gt; b");
+  assert.equal(plotlyText(42), "42");
+});
+
+test("linkedSettings: a share link's values win once, then the learner's kept choices", async () => {
+  const { linkedSettings, keepSettings, store } = await import("../../static/views/common.js");
+  const s = store();  // under node a store of its own, kept across the calls below
+  const server = { temperature: 1, top_k: 50 };
+  assert.deepEqual(linkedSettings("sampling", server, null, s), server);
+  keepSettings("sampling", { temperature: 0.5 }, s);
+  assert.deepEqual(linkedSettings("sampling", server, null, s), { temperature: 0.5, top_k: 50 });
+  // A link: its values win over what was kept...
+  const link = { temperature: 2, top_k: 5, from_link: "t1" };
+  assert.equal(linkedSettings("sampling", link, null, s).temperature, 2);
+  // ...once: a move after it is kept, and the same link sent again by a rerun does not undo it.
+  keepSettings("sampling", { temperature: 0.7 }, s);
+  assert.equal(linkedSettings("sampling", link, null, s).temperature, 0.7);
+  // A link replaces what was kept with the fields named (the server's values fill the rest).
+  keepSettings("block", { lens_layer: 4, norm_token: 2 }, s);
+  const got = linkedSettings("block", { lens_layer: 1, lens_pos: 0, from_link: "t2" }, ["lens_layer"], s);
+  assert.equal(got.lens_layer, 1);
+  assert.equal(got.lens_pos, 0);
+  assert.deepEqual(Object.keys(s.get("block.settings")), ["lens_layer"]);
+});
