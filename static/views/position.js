@@ -11,10 +11,12 @@
 // The four parts share their settings through the page store ("position.settings"): the angle
 // heatmap follows the m chosen in the rotation part; a share link's values reach every part once.
 
-import { boxValue, el, fill, formatNumber, numberBox, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
+import {
+  chartBox, drawChart, el, fill, formatNumber, keepSettings, linkedSettings, metric, noteBox, numberBox,
+  perFrame, plotlyText, radios, slider, store, table, unpackU16, viewBox,
+} from "./common.js";
 
 const STORE = "position.settings";
-const LINK = "position.link";
 
 // ------------------------------------------------------------------ the maths (as lib/rope.py)
 
@@ -105,24 +107,13 @@ export function sci1(x) {
 
 // ------------------------------------------------------------------ shared pieces of the view
 
-function plotlyText(token) {
-  return String(token).replace(/</g, "&lt;").replace(/>/g, "&gt;");
-}
-
 /** The settings: a share link's values (sent by the server) win once, then the page store's. */
 function startSettings(data) {
-  const s = store();
-  const given = data.settings;
-  if (given.from_link && s.get(LINK) !== given.from_link) {
-    s.set(LINK, given.from_link);
-    s.set(STORE, given);
-  }
-  return Object.assign({}, given, s.get(STORE, {}));
+  return linkedSettings("position", data.settings);
 }
 
 function publish(values) {
-  const s = store();
-  s.set(STORE, Object.assign({}, s.get(STORE, {}), values));
+  keepSettings("position", values);
 }
 
 /** A copy of a layout with {name} filled in its title and axis titles. */
@@ -139,72 +130,16 @@ function plainTitle(layout) {
   return t.replace(/<br\s*\/?>/g, " ").replace(/<[^>]+>/g, "");
 }
 
-/** A named chart (role figure) with its table alternative under it. */
-function chartBox(parent, data, height) {
-  const wrap = el(parent, "div", "itt-chart");
-  wrap.setAttribute("role", "figure");
-  const plot = el(wrap, "div");
-  plot.style.minHeight = `${height}px`;
-  const details = el(parent, "details", "itt-table");
-  el(details, "summary").textContent = data.labels.table;
-  const tableBox = el(details, "div", "itt-table-box");
+/** A named chart (role figure) with its table alternative under it: `draw(spec, name)`, `table(head, rows)`. */
+function namedChart(parent, data, height) {
+  const c = chartBox(parent, { tableLabel: data.labels.table, height });
   return {
     draw(spec, name) {
-      wrap.setAttribute("aria-label", name);
-      return plotly(data.plotly).then((P) => P.react(plot, spec.data, spec.layout, data.config))
-        .then(() => { plot.style.minHeight = ""; })
-        .catch(() => { plot.textContent = data.labels.unavailable; });
+      c.fig.setAttribute("aria-label", name);
+      return drawChart(c.plot, data.plotly, spec, data.config, data.labels.unavailable);
     },
-    table(head, rows) { table(tableBox, head, rows); },
+    table(head, rows) { table(c.box, head, rows); },
   };
-}
-
-function table(box, head, rows) {
-  const t = document.createElement("table");
-  const tr = el(el(t, "thead"), "tr");
-  for (const h of head) { const th = el(tr, "th"); th.scope = "col"; th.textContent = h; }
-  const body = el(t, "tbody");
-  for (const r of rows) {
-    const row = el(body, "tr");
-    r.forEach((c, j) => { const cell = el(row, j === 0 ? "th" : "td"); if (j === 0) cell.scope = "row"; cell.textContent = c; });
-  }
-  box.replaceChildren(t);
-}
-
-function note(parent) {
-  const n = el(parent, "div", "itt-note");
-  n.setAttribute("role", "status");
-  n.hidden = true;
-  return n;
-}
-
-function say(box, texts) {
-  box.textContent = texts.join(" ");
-  box.hidden = texts.length === 0;
-}
-
-function metric(parent, testid) {
-  const m = el(parent, "div", "itt-metric");
-  const label = el(m, "div", "itt-metric-label");
-  const value = el(m, "div", "itt-metric-value");
-  value.dataset.testid = testid;
-  return { label, value };
-}
-
-/** A native radio group in a fieldset with its legend. */
-function radios(parent, { label, options, value, name, testid }) {
-  const set = el(parent, "fieldset", "itt-control itt-radios");
-  set.dataset.testid = testid;
-  el(set, "legend", "itt-label").textContent = label;
-  const row = el(set, "div", "itt-radio-row");
-  const inputs = options.map(([v, text]) => {
-    const lab = el(row, "label", "itt-radio");
-    const input = el(lab, "input");
-    Object.assign(input, { type: "radio", name, value: v, checked: v === value });
-    lab.appendChild(document.createTextNode(text));
-    return input;
-  });
-  return { inputs, value: () => (inputs.find((i) => i.checked) || inputs[0]).value };
 }
 
 const DEG = 180 / Math.PI;
@@ -264,11 +199,11 @@ function buildRotation(root, box, data) {
     testid: "position.m" });
   const pairIn = slider(controls, { label: L.pair, min: 0, max: limits.pair, step: 1, value: values.pair, format: fmt,
     testid: "position.pair" });
-  const notes = note(box);
+  const notes = noteBox(box);
   const names = { m: [L.clamped_position, data.context], pair: [L.clamped_pair, n] };
-  say(notes, moved.filter((x) => names[x.name]).map((x) => fill(names[x.name][0], { asked: fmt(x.asked),
+  notes(moved.filter((x) => names[x.name]).map((x) => fill(names[x.name][0], { asked: fmt(x.asked),
     value: fmt(x.value), limit: fmt(names[x.name][1]) })));
-  const chart = chartBox(box, data, data.layout.height);
+  const chart = namedChart(box, data, data.layout.height);
   const update = () => {
     const m = Number(mIn.value);
     const pair = Number(pairIn.value);
@@ -288,7 +223,7 @@ function buildRotation(root, box, data) {
 function buildAngles(root, box, data) {
   const L = data.labels;
   const lang = data.lang;
-  const chart = chartBox(box, data, data.layout.height);
+  const chart = namedChart(box, data, data.layout.height);
   const title = plainTitle(data.layout);
   let shown = null;
   const update = (s) => {
@@ -330,21 +265,20 @@ function buildRelative(root, box, data) {
   const kIn = numberBox(controls, { label: L.k, min: 0, max: last, step: 1, value: values.k, testid: "position.k" });
   const shiftIn = numberBox(controls, { label: L.shift, min: 0, max: last - Math.max(values.n, values.k), step: 1,
     value: values.shift, testid: "position.shift" });
-  const notes = note(box);
+  const notes = noteBox(box);
   const fmt = (v) => formatNumber(v, lang);
   const limitOf = { n: L.clamped_position, k: L.clamped_position, shift: L.clamped_shift };
-  const tell = (items) => say(notes, items.map((x) => fill(limitOf[x.name], { asked: fmt(x.asked), value: fmt(x.value),
+  const tell = (items) => notes(items.map((x) => fill(limitOf[x.name], { asked: fmt(x.asked), value: fmt(x.value),
     limit: fmt(data.context) })));
   tell(moved);
   const row = el(box, "div", "itt-metrics");
-  const before = metric(row, "position.score_before");
-  const after = metric(row, "position.score_after");
-  const diff = metric(row, "position.score_diff");
-  diff.label.textContent = L.score_diff;
+  const before = metric(row, { testid: "position.score_before" });
+  const after = metric(row, { testid: "position.score_after" });
+  const diff = metric(row, { label: L.score_diff, testid: "position.score_diff" });
   const distances = Array.from({ length: data.distances }, (_, i) => i);
   const same = scoreVsDistance(q, q, distances, theta);
   const different = scoreVsDistance(q, k, distances, theta);
-  const chart = chartBox(box, data, data.layout.height);
+  const chart = namedChart(box, data, data.layout.height);
   const title = plainTitle(data.layout);
   const update = () => {
     // A number typed past the context is brought back, with a notice.
@@ -420,17 +354,17 @@ function buildLive(root, box, data) {
     format: fmt, testid: "position.live_pair" });
   const which = radios(controls, { label: L.which, name: `${data.key}-which`, value: values.which,
     options: [["q", L.which_q], ["k", L.which_k]], testid: "position.which" });
-  const notes = note(box);
+  const notes = noteBox(box);
   const limits = { head: [L.clamped_head, data.n_heads], live_pair: [L.clamped_pair, half] };
-  say(notes, moved.filter((x) => limits[x.name]).map((x) => fill(limits[x.name][0], { asked: fmt(x.asked),
+  notes(moved.filter((x) => limits[x.name]).map((x) => fill(limits[x.name][0], { asked: fmt(x.asked),
     value: fmt(x.value), limit: fmt(limits[x.name][1]) })));
   if (data.n_total > T) {
     const cut = el(box, "p", "itt-help");
     cut.textContent = fill(L.shown, { n: fmt(T), total: fmt(data.n_total) });
   }
-  const plane = chartBox(box, data, data.layouts.plane.height);
-  const heat = chartBox(box, data, data.layouts.heat.height);
-  const dist = chartBox(box, data, data.layouts.dist.height);
+  const plane = namedChart(box, data, data.layouts.plane.height);
+  const heat = namedChart(box, data, data.layouts.heat.height);
+  const dist = namedChart(box, data, data.layouts.dist.height);
   const names = data.tokens.map(plotlyText);
   const positions = Array.from({ length: T }, (_, i) => i);
   let rotatedKey = null;
@@ -526,8 +460,6 @@ export function mount(root, data) {
   // Only the view's own box is replaced: Streamlit keeps the component's <style> (views.css) in root too.
   const old = root.querySelector(":scope > .itt-view");
   if (old) old.remove();
-  const box = el(root, "div", `itt-view itt-position itt-position-${data.part}`);
-  box.dataset.testid = "ittView";
-  box.dataset.view = `position.${data.part}`;
+  const box = viewBox(root, `itt-position itt-position-${data.part}`, `position.${data.part}`);
   PARTS[data.part](root, box, data);
 }
