@@ -12,7 +12,10 @@
 // One module, five mounts on the page ("calc", "variants", "train", "serve", "moe"): the
 // calculator publishes its settings and the model it prices in the page store, the others follow.
 
-import { el, fill, formatNumber, numberBox, perFrame, plotly, slider, store } from "./common.js";
+import {
+  chartBox, drawChart, el, fill, formatNumber, metric, noteBox, numberBox, perFrame, radios, select, slider, store, table,
+  viewBox, viewHost,
+} from "./common.js";
 
 // ------------------------------------------------------------------ the maths (as lib/arithmetic.py)
 
@@ -207,63 +210,10 @@ function rich(parent, text) {
   }
 }
 
-function metric(parent, label, testid) {
-  const m = el(parent, "div", "itt-metric");
-  el(m, "div", "itt-metric-label").textContent = label;
-  const v = el(m, "div", "itt-metric-value");
-  v.dataset.testid = testid;
-  return { box: m, value: v };
-}
-
-/** A group of native radio buttons with its legend; returns a getter of the chosen value. */
-function radios(parent, { label, help, options, value, name }) {
-  const set = el(parent, "fieldset", "itt-control itt-radios");
-  el(set, "legend", "itt-label").textContent = label;
-  const row = el(set, "div", "itt-radio-row");
-  const inputs = options.map((o) => {
-    const lab = el(row, "label", "itt-radio");
-    const input = el(lab, "input");
-    Object.assign(input, { type: "radio", name, value: o, checked: o === value });
-    lab.appendChild(document.createTextNode(o));
-    return input;
-  });
-  if (help) {
-    const h = el(set, "div", "itt-help");
-    h.textContent = help;
-  }
-  set.dataset.testid = name;
-  return { inputs, get: () => (inputs.find((i) => i.checked) || inputs[0]).value };
-}
-
-function tableOf(box, head, rows) {
-  const t = document.createElement("table");
-  const tr = el(el(t, "thead"), "tr");
-  for (const h of head) { const th = el(tr, "th"); th.scope = "col"; th.textContent = h; }
-  const body = el(t, "tbody");
-  for (const r of rows) {
-    const row = el(body, "tr");
-    r.forEach((c, j) => { const cell = el(row, j === 0 ? "th" : "td"); if (j === 0) cell.scope = "row"; cell.textContent = c; });
-  }
-  box.replaceChildren(t);
-}
-
-/** A chart named for a screen reader, with its table alternative beneath it. */
-function chartBox(parent, name, tableLabel, open = false) {
-  const chart = el(parent, "div", "itt-chart");
-  chart.setAttribute("role", "figure");
-  chart.setAttribute("aria-label", name);
-  const plot = el(chart, "div", "itt-plot");
-  const details = el(parent, "details", "itt-table");
-  details.open = open;
-  el(details, "summary").textContent = tableLabel;
-  const table = el(details, "div", "itt-table-box");
-  return { chart, plot, table };
-}
-
+/** Draws a chart of the lesson, then `done()` (plotly's own responsive resizing on). */
 function draw(data, plot, spec, done) {
-  const config = Object.assign({}, data.config, { responsive: true });
-  plotly(data.plotly).then((P) => P.react(plot, spec.data, spec.layout, config)).then(done)
-    .catch(() => { plot.textContent = data.labels["views.unavailable"]; });
+  drawChart(plot, data.plotly, spec, Object.assign({}, data.config, { responsive: true }), data.labels["views.unavailable"])
+    .then((drawn) => { if (drawn) done(); });
 }
 
 function baseLayout(data, extra) {
@@ -287,13 +237,6 @@ function clampedBox(parent, { label, value, lo, hi, integer, step, testid, help 
       return c.value;
     },
   };
-}
-
-function noteBox(parent) {
-  const note = el(parent, "div", "itt-note");
-  note.setAttribute("role", "status");
-  note.hidden = true;
-  return (items) => { note.textContent = items.join(" "); note.hidden = items.length === 0; };
 }
 
 // ------------------------------------------------------------------ settings kept in the page store
@@ -352,25 +295,11 @@ function calcFigure(c, data) {
 function buildCalc(root, data) {
   const L = data.labels, lang = data.lang;
   const st = startSettings(data);
-  root.replaceChildren();
-  const box = el(root, "div", "itt-view itt-kvcache");
-  box.dataset.testid = "ittView";
-  box.dataset.view = "kvcache";
+  const box = viewBox(root, "itt-kvcache", "kvcache");
 
   const top = el(box, "div", "itt-controls");
-  const pick = el(top, "div", "itt-control");
-  const pickLabel = el(pick, "label", "itt-label");
-  const preset = el(pick, "select", "itt-select");
-  preset.id = "itt-kvcache-preset";
-  pickLabel.htmlFor = preset.id;
-  pickLabel.textContent = L["kvcache.preset"];
-  preset.dataset.testid = "kvcache.preset";
-  for (const p of data.presets) {
-    const o = el(preset, "option");
-    o.value = p.key;
-    o.textContent = p.label;
-  }
-  preset.value = st.preset;
+  const preset = select(top, { label: L["kvcache.preset"], options: data.presets.map((p) => [p.key, p.label]),
+    value: st.preset, testid: "kvcache.preset" });
   const picked = data.contexts.indexOf(st.context);
   const contextPick = slider(top, { label: L["kvcache.context_pick"], min: 0, max: data.contexts.length - 1, step: 1,
     value: picked >= 0 ? picked : data.contexts.indexOf(8192),
@@ -388,21 +317,23 @@ function buildCalc(root, data) {
   const users = clampedBox(c1, { label: L["kvcache.users"], value: st.users, lo: uLo, hi: uHi, integer: true,
                                  testid: "kvcache.users" });
   const cache = radios(c2, { label: L["kvcache.cache_dtype"], help: L["kvcache.cache_dtype_help"],
-                             options: Object.keys(data.cache_dtypes), value: st.cache, name: "kvcache.cache_dtype" });
+                             options: Object.keys(data.cache_dtypes), value: st.cache, name: "kvcache.cache_dtype",
+                             testid: "kvcache.cache_dtype" });
   const weights = radios(c2, { label: L["kvcache.weight_dtype"], help: L["kvcache.weight_dtype_help"],
-                               options: Object.keys(data.weight_dtypes), value: st.weights, name: "kvcache.weight_dtype" });
+                               options: Object.keys(data.weight_dtypes), value: st.weights, name: "kvcache.weight_dtype",
+                               testid: "kvcache.weight_dtype" });
   const card = clampedBox(c3, { label: L["kvcache.card_gb"], value: st.card_gb, lo: cLo, hi: cHi, integer: false,
                                 step: 8, testid: "kvcache.card_gb" });
 
   const notes = noteBox(box);
   const metrics = el(box, "div", "itt-metrics");
-  const mToken = metric(metrics, "", "kvcache.per_token");
-  const mUser = metric(metrics, L["kvcache.per_user"], "kvcache.per_user");
-  const mWeights = metric(metrics, L["kvcache.weights"], "kvcache.weights");
-  const mTotal = metric(metrics, L["kvcache.total"], "kvcache.total");
+  const mToken = metric(metrics, { testid: "kvcache.per_token" });
+  const mUser = metric(metrics, { label: L["kvcache.per_user"], testid: "kvcache.per_user" });
+  const mWeights = metric(metrics, { label: L["kvcache.weights"], testid: "kvcache.weights" });
+  const mTotal = metric(metrics, { label: L["kvcache.total"], testid: "kvcache.total" });
   mToken.box.title = L["kvcache.per_token_help"];
   const caption = el(box, "p", "itt-help");
-  const fig = chartBox(box, "", L["chart.as_table"]);
+  const fig = chartBox(box, { label: "", tableLabel: L["chart.as_table"], plotClass: "itt-plot" });
   const verdict = el(box, "div", "itt-note");
   verdict.setAttribute("role", "status");
   verdict.dataset.testid = "kvcache.fit";
@@ -420,11 +351,11 @@ function buildCalc(root, data) {
     const chosen = data.presets.find((p) => p.key === key);
     const spec = key === "custom" ? customSpec(fields) : chosen.spec;
     const now = { preset: key, context: data.contexts[Number(contextPick.value)], tokens: tokens.read(said, L, lang),
-                  users: users.read(said, L, lang), card_gb: card.read(said, L, lang), cache: cache.get(),
-                  weights: weights.get(), custom: fields };
+                  users: users.read(said, L, lang), card_gb: card.read(said, L, lang), cache: cache.value(),
+                  weights: weights.value(), custom: fields };
     notes(said);
     const c = calculate(spec, now.tokens, now.users, data.cache_dtypes[now.cache], data.weight_dtypes[now.weights], now.card_gb);
-    mToken.box.querySelector(".itt-metric-label").textContent = fill(L["kvcache.per_token"], { dtype: now.cache });
+    mToken.label.textContent = fill(L["kvcache.per_token"], { dtype: now.cache });
     mToken.value.textContent = c.perToken ? kib(c.perToken, lang) : "0";
     mUser.value.textContent = size(c.perUser, lang);
     mWeights.value.textContent = spec.params ? size(c.weights, lang) : "—";
@@ -447,9 +378,9 @@ function buildCalc(root, data) {
     verdict.textContent = text;
     verdict.dataset.kind = kind;
     const figure = calcFigure(c, data);
-    fig.chart.setAttribute("aria-label", fill(L["chart.kvcache.calc_chart"], { title: figure.layout.title.text }));
+    fig.fig.setAttribute("aria-label", fill(L["chart.kvcache.calc_chart"], { title: figure.layout.title.text }));
     const gb = 1e9, two = (x) => formatNumber(x, lang, 2);
-    tableOf(fig.table, ["GB", L["kvcache.weights"], L["kvcache.chart.cache"], L["kvcache.table.sum"], L["kvcache.table.card"]],
+    table(fig.box, ["GB", L["kvcache.weights"], L["kvcache.chart.cache"], L["kvcache.table.sum"], L["kvcache.table.card"]],
       figure.data[0].x.map((row, i) => [row, two(c.weights / gb), two(figure.data[1].y[i]),
         two(c.weights / gb + figure.data[1].y[i]), two(c.card / gb)]));
     // What the other sections read: the settings, and the model they price (the 8B when this one
@@ -479,11 +410,8 @@ function buildCalc(root, data) {
 
 function buildVariants(root, data) {
   const L = data.labels, lang = data.lang;
-  root.replaceChildren();
-  const box = el(root, "div", "itt-view itt-kvcache-variants");
-  box.dataset.testid = "ittView";
-  box.dataset.view = "kvcache.variants";
-  const fig = chartBox(box, "", L["chart.as_table"]);
+  const box = viewBox(root, "itt-kvcache-variants", "kvcache.variants");
+  const fig = chartBox(box, { label: "", tableLabel: L["chart.as_table"], plotClass: "itt-plot" });
   const after = el(box, "p", "itt-prose");
   const weights = (data.base_spec.params || 0) * data.weight_dtypes.bf16;
   const update = (now) => {
@@ -497,8 +425,8 @@ function buildVariants(root, data) {
       text: rows.map((r) => size(r.bytes, lang)), textposition: "outside", customdata: fitText,
       hovertemplate: `%{x}: %{text}<br>${L["kvcache.variant.hover"]}<extra></extra>` }],
       layout: baseLayout(data, { height: 360, title: { text: title }, yaxis: { title: { text: "GB" } } }) };
-    fig.chart.setAttribute("aria-label", fill(L["chart.kvcache.variants_chart"], { title }));
-    tableOf(fig.table, [L["kvcache.variant.col.kind"], L["kvcache.variant.col.per_token"], L["kvcache.variant.col.per_user"],
+    fig.fig.setAttribute("aria-label", fill(L["chart.kvcache.variants_chart"], { title }));
+    table(fig.box, [L["kvcache.variant.col.kind"], L["kvcache.variant.col.per_token"], L["kvcache.variant.col.per_user"],
       L["kvcache.variant.col.saving"], fill(L["kvcache.variant.col.users"], { card: formatNumber(cardGb, lang) })],
       rows.map((r, i) => [names[i], kib(r.perToken, lang), size(r.bytes, lang), `${formatNumber(r.saving, lang, 1)}×`, fitText[i]]));
     const by = Object.fromEntries(rows.map((r) => [r.kind, size(r.bytes, lang)]));
@@ -529,38 +457,43 @@ function follow(root, name, fallback, update) {
 
 // ------------------------------------------------------------------ training, serving, experts
 
-function inputsOf(parent, data, specs) {
+/** The training and serving sections' number boxes (what was typed is kept in the store for both
+ * and for the next visit) and their notice. `watch(root, update)` calls update(values, priced) at
+ * every move of a box and of the model the calculator prices. */
+function costInputs(parent, data, specs) {
   const L = data.labels;
   const row = el(parent, "div", "itt-controls");
   const saved = store().get("kvcache.costs", {});
-  return specs.map(([name, lo, hi, integer, fallback]) => ({ name, box: clampedBox(row, { label: L[`kvcache.${name}`],
-    value: saved[name] ?? fallback, lo, hi, integer, testid: `kvcache.${name}` }) }));
-}
-
-function readInputs(boxes, data, said) {
-  const out = {};
-  for (const { name, box } of boxes) out[name] = box.read(said, data.labels, data.lang);
-  store().set("kvcache.costs", Object.assign({}, store().get("kvcache.costs", {}), out));
-  return out;
+  const boxes = specs.map(([name, lo, hi, integer, fallback]) => [name, clampedBox(row, { label: L[`kvcache.${name}`],
+    value: saved[name] ?? fallback, lo, hi, integer, testid: `kvcache.${name}` })]);
+  const notes = noteBox(parent);
+  return {
+    watch(root, update) {
+      let priced = null;
+      const run = () => {
+        const said = [];
+        const values = {};
+        for (const [name, b] of boxes) values[name] = b.read(said, L, data.lang);
+        store().set("kvcache.costs", Object.assign({}, store().get("kvcache.costs", {}), values));
+        notes(said);
+        update(values, priced);
+      };
+      const later = perFrame(run);
+      for (const [, b] of boxes) b.input.addEventListener("input", later);
+      follow(root, PRICED, data.priced, (p) => { priced = p; run(); });
+    },
+  };
 }
 
 function buildTrain(root, data) {
   const L = data.labels, lang = data.lang, u = data.units;
-  root.replaceChildren();
-  const box = el(root, "div", "itt-view itt-kvcache-train");
-  box.dataset.testid = "ittView";
-  box.dataset.view = "kvcache.train";
+  const box = viewBox(root, "itt-kvcache-train", "kvcache.train");
   const chosen = el(box, "p", "itt-prose");
-  const boxes = inputsOf(box, data, [["train.tokens", 0.001, 1000, false, 15], ["train.gpus", 1, 1e6, true, 1000],
-                                     ["train.tflops", 0.001, 1e5, false, 400], ["train.util", 1, 100, false, 40]]);
-  const notes = noteBox(box);
+  const costs = costInputs(box, data, [["train.tokens", 0.001, 1000, false, 15], ["train.gpus", 1, 1e6, true, 1000],
+                                       ["train.tflops", 0.001, 1e5, false, 400], ["train.util", 1, 100, false, 40]]);
   const result = el(box, "p", "itt-result");
-  const table = el(el(box, "div", "itt-table"), "div", "itt-table-box");
-  let priced = null;
-  const update = () => {
-    const said = [];
-    const v = readInputs(boxes, data, said);
-    notes(said);
+  const tableBox = el(el(box, "div", "itt-table"), "div", "itt-table-box");
+  costs.watch(root, (v, priced) => {
     const n = priced.spec.params;
     rich(chosen, fill(data.chosen, { model: priced.label }));
     const total = trainingFlops(n, v["train.tokens"] * 1e12);
@@ -576,32 +509,21 @@ function buildTrain(root, data) {
         rows.push([setup, ...["weights", "gradients", "master", "optimizer", "total"].map((k) => size(m[k], lang))]);
       }
     }
-    tableOf(table, [L["kvcache.train.col.setup"], ...["weights", "gradients", "master", "optimizer", "total"]
+    table(tableBox, [L["kvcache.train.col.setup"], ...["weights", "gradients", "master", "optimizer", "total"]
       .map((k) => L[`kvcache.train.col.${k}`])], rows);
     box.dataset.state = JSON.stringify({ model: priced.label, days: Number(days.toPrecision(6)) });
-  };
-  const later = perFrame(update);
-  for (const { box: b } of boxes) b.input.addEventListener("input", later);
-  follow(root, PRICED, data.priced, (p) => { priced = p; update(); });
+  });
 }
 
 function buildServe(root, data) {
   const L = data.labels, lang = data.lang, P = data.palette;
-  root.replaceChildren();
-  const box = el(root, "div", "itt-view itt-kvcache-serve");
-  box.dataset.testid = "ittView";
-  box.dataset.view = "kvcache.serve";
-  const boxes = inputsOf(box, data, [["serve.bandwidth", 0.001, 100, false, 3], ["serve.users", 1, 1e5, true, 64]]);
-  const notes = noteBox(box);
+  const box = viewBox(root, "itt-kvcache-serve", "kvcache.serve");
+  const costs = costInputs(box, data, [["serve.bandwidth", 0.001, 100, false, 3], ["serve.users", 1, 1e5, true, 64]]);
   const result = el(box, "p", "itt-result");
   const line = el(box, "p", "itt-help");
   line.dataset.testid = "kvcache.serve.flops";
-  const fig = chartBox(box, L["chart.kvcache.serve_chart"], L["chart.as_table"]);
-  let priced = null;
-  const update = () => {
-    const said = [];
-    const v = readInputs(boxes, data, said);
-    notes(said);
+  const fig = chartBox(box, { label: L["chart.kvcache.serve_chart"], tableLabel: L["chart.as_table"], plotClass: "itt-plot" });
+  costs.watch(root, (v, priced) => {
     const { spec, tokens } = priced;
     const bw = v["serve.bandwidth"] * 1e12, users = v["serve.users"];
     const weights = spec.params * data.weight_dtypes[priced.weights];
@@ -623,28 +545,22 @@ function buildServe(root, data) {
     layout: baseLayout(data, { height: 340, margin: { l: 10, r: 10, t: 30, b: 10 },
       xaxis: { type: "log", title: { text: L["kvcache.serve.x"] }, tickvals: batches },
       yaxis: { type: "log", title: { text: L["kvcache.serve.y"] }, dtick: 1 } }) };
-    tableOf(fig.table, [L["kvcache.serve.x"], L["kvcache.serve.total"], L["kvcache.serve.each"]],
+    table(fig.box, [L["kvcache.serve.x"], L["kvcache.serve.total"], L["kvcache.serve.each"]],
       steps.map((s, i) => [formatNumber(batches[i], lang), formatNumber(s.tokensPerS, lang, 1), formatNumber(s.perUser, lang, 1)]));
     const state = JSON.stringify({ model: priced.label, tokens, users, bandwidth: v["serve.bandwidth"] });
     box.dataset.state = state;
     draw(data, fig.plot, figure, () => { box.dataset.drawn = state; });
-  };
-  const later = perFrame(update);
-  for (const { box: b } of boxes) b.input.addEventListener("input", later);
-  follow(root, PRICED, data.priced, (p) => { priced = p; update(); });
+  });
 }
 
 function buildMoe(root, data) {
   const L = data.labels, lang = data.lang, u = data.units;
-  root.replaceChildren();
-  const box = el(root, "div", "itt-view itt-kvcache-moe");
-  box.dataset.testid = "ittView";
-  box.dataset.view = "kvcache.moe";
-  const table = el(el(box, "div", "itt-table"), "div", "itt-table-box");
+  const box = viewBox(root, "itt-kvcache-moe", "kvcache.moe");
+  const tableBox = el(el(box, "div", "itt-table"), "div", "itt-table-box");
   follow(root, PRICED, data.priced, (priced) => {
     const rows = [[priced.label, denseVsMoe(priced.spec.params)], [L["kvcache.moe.typical"], denseVsMoe(400e9, 25e9)],
                   ["DeepSeek-V3", denseVsMoe(data.deepseek.total, data.deepseek.active)]];
-    tableOf(table, ["model", "total", "active", "flops", "memory"].map((k) => L[`kvcache.moe.col.${k}`]),
+    table(tableBox, ["model", "total", "active", "flops", "memory"].map((k) => L[`kvcache.moe.col.${k}`]),
       rows.map(([label, m]) => [label, big(m.total, lang, u), `${big(m.active, lang, u)} (${formatNumber(100 * m.share, lang, 0)}%)`,
         flops(m.flops, lang), size(m.memory, lang)]));
     box.dataset.state = JSON.stringify({ model: priced.label });
@@ -657,8 +573,5 @@ export function mount(root, data) {
   // The same data again (a rerun of the page): nothing to redo, the learner's settings stay.
   if (root.__ittKey === data.key) return;
   root.__ittKey = data.key;
-  // The view draws in a box of its own: Streamlit keeps the component's style sheet in another
-  // child of `root`, which emptying `root` would take away.
-  const host = root.querySelector(":scope > .itt-host") || el(root, "div", "itt-host");
-  PARTS[data.part](host, data);
+  PARTS[data.part](viewHost(root), data);
 }
