@@ -1,8 +1,8 @@
 """The logit lens's big products, in a process of its own that runs only on a core nobody else wants.
 
-A lens is 31 layers × 24 positions × 49,152 logits for the built-in model: about 2 CPU-seconds,
-nearly all of it one matrix product (the rows through the unembedding). A class's lenses are
-started ahead of time, as each learner types (ui/lens_jobs.py), so they are worked out while the
+A lens is 31 layers × 24 positions × 49,152 logits for the built-in model, nearly all of it one
+matrix product (the rows through the unembedding). The lens service (lib/lens_service.py) submits
+a class's lenses ahead, as each learner opens the block lesson, so they are worked out while the
 class reads; they must then take only the CPU the class leaves idle.
 
 Linux's idle class (SCHED_IDLE) gives exactly that, but not to a thread of the server: a starved
@@ -18,8 +18,8 @@ process works out the tables (`lens_tables`) and sends them back, a few KB.
 - A lens someone waits for is worked out here too, before any started ahead, with the process
   raised to the normal class at nice +10 (`set_normal`; the lens in its way is raised as well),
   where the OS allows it (root, CAP_SYS_NICE, or RLIMIT_NICE: the systemd unit's `LimitNICE=+10`);
-  where it does not, the server works that lens out itself, as it did before this process. The
-  next lens started ahead puts the process back in the idle class.
+  where it does not, the lens service works that lens out itself. The next lens started ahead
+  puts the process back in the idle class.
 - A process that dies or cannot start raises `LensProcessError`: the caller works the lens out in
   the server, as without it.
 

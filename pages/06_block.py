@@ -9,7 +9,7 @@ import streamlit as st
 from lib import block as blk
 from lib.capture import DEFAULT_MAX_TOKENS
 from ui import block_view as view
-from ui import core, differs_view, follow, lesson, nav, quiz_widget
+from ui import core, differs_view, follow, lens_service, lesson, nav, quiz_widget
 from ui.core import num, t
 from ui.live_chart import live_chart
 
@@ -26,8 +26,11 @@ lesson.show(text, "intro")
 st.header(t("block.order.header"))
 lesson.show(text, "order", model_name=core.display_name(info.name), n_layers=num(info.n_layers), **arch)
 cap = core.capture(max_tokens)
+lens_service.start()  # the logit lens service (lib/lens_service.py): its threads, once per server
 if cap is not None:
     view.render_diagram(lm, cap.n_tokens)
+    if core.deferring():  # the lens's section waits to be reached: its lens is worked out meanwhile
+        lens_service.submit(name, words, max_tokens)
 lesson.show(text, "residual_idea")
 attn_now = (t("block.history.gqa", h=num(info.n_heads), kv=num(info.n_kv_heads)) if info.group_size > 1
             else t("block.history.mha", h=num(info.n_heads)))
@@ -71,7 +74,7 @@ def mlp() -> None:
 @st.fragment(key="block.lens_section")
 def lens() -> None:
     with follow.when_reached("block.lens_box", mark) as now:
-        if now:  # started ahead at low priority by core.capture, as soon as the text was known
+        if now:  # submitted as the page opened: kept by now, as a rule, or worked out first
             view.render_lens(lm, cap, name, words, max_tokens)
 
 

@@ -232,8 +232,8 @@ def lens_processes(pids: list[int]) -> list[int]:
 
 
 def low_threads(pids: list[int]) -> list[str]:
-    """The /proc stat files of the servers' low-priority workers (lib/background.py names them
-    "itt-low-jobs"): the logit lenses, started ahead of the learners or waited for."""
+    """The /proc stat files of the servers' low-priority workers (lib/lens_service.py names them
+    "itt-low-lens"): the logit lenses, started ahead of the learners or waited for."""
     found = []
     for pid in pids:
         for task in glob.glob(f"/proc/{pid}/task/*"):

@@ -18,7 +18,7 @@ from lib.logit_lens import lens_positions
 from lib.quiz import load_bank
 from lib.payload import unpack_ints, unpack_u16
 from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model, view_data
-from ui import block_view as view, lens_jobs
+from ui import block_view as view, lens_service
 from ui.cache import get_capture
 
 PAGE = "pages/06_block.py"
@@ -113,15 +113,16 @@ def test_page_shows_the_live_block_in_both_languages(lang, real):
 def test_view_widgets_never_run_the_model(monkeypatch):
     at = start("en", PAGE)
     import ui.block_view
-    import ui.lens_jobs
     import ui.cache
     from lib import block
+    from lib import lens_service as service
 
     def forbidden(*args, **kwargs):
         raise AssertionError("a view widget re-ran the model or the lens")
 
     monkeypatch.setattr(ui.cache, "run_capture", forbidden)
-    monkeypatch.setattr(ui.lens_jobs, "logit_lens", forbidden)
+    monkeypatch.setattr(service, "logit_lens", forbidden)
+    monkeypatch.setattr(service, "logit_lens_elsewhere", forbidden)
     monkeypatch.setattr(block, "contributions", forbidden)
     sent = {key: view_data(at, key) for key in VIEWS}
     at.run()
@@ -225,44 +226,62 @@ def test_gpt2_family_layernorm_gelu_c_fc(tiny_gpt2, monkeypatch):
     assert view_data(at, "block.lens_view")["settings"]["lens_layer"] == tiny_gpt2.info.n_layers
 
 
-def test_the_lens_starts_on_the_lesson_where_the_learner_types_their_text():
-    """In a browser, the block lesson's lens is queued at low priority as soon as any page has the
-    learner's text, lessons before the block lesson is reached; without a browser (everything computed at
-    once) nothing is started ahead."""
+def test_the_lens_is_submitted_by_the_block_lesson_and_by_no_other():
+    """In a browser (the sections deferred), the block lesson submits its text's lens as it opens;
+    another lesson with a text does not, nor does the block lesson without a browser (everything is
+    computed at once there). What the lens's section finds is the lens of this text."""
     at = start("en", "pages/05_attention.py")
     model = at.session_state["app.model"]
-    at.text_area(key="app.text").set_value("A learner's sentence typed on the attention lesson.")
-    at.run()
-    assert not at.exception, at.exception
-    assert not lens_jobs.LENSES.known(lens_jobs.lens_key(model, "A learner's sentence typed on the attention lesson."))
     at.session_state["app.defer_sections"] = True
-    words = "Another sentence, typed with the sections deferred."
+    words = "A learner's sentence typed on the attention lesson, sections deferred."
     at.text_area(key="app.text").set_value(words)
     at.run()
     assert not at.exception, at.exception
-    assert lens_jobs.LENSES.known(lens_jobs.lens_key(model, words))
-    lens, gap = lens_jobs.lens_and_check(model, words)  # what the block lesson will find: the lens of this text
+    assert not lens_service.SERVICE.known(lens_service.key(model, words))
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, at.exception
+    assert lens_service.SERVICE.known(lens_service.key(model, words))
+    lens, gap = lens_service.result(model, words)  # what the block lesson will find: the lens of this text
     cap = get_capture(model, words, DEFAULT_MAX_TOKENS)
     assert gap < 1e-4 and lens.positions[-1] == cap.n_tokens - 1
     assert lens.final_ids[-1] == int(np.argmax(cap.logits_at(cap.n_tokens - 1)))
+    at = start("en", PAGE, text="Another sentence, on the block lesson with nothing deferred.")
+    assert chart(at, "block.lens_heatmap") is not None  # without a browser: computed at once, waited for
 
 
-def test_a_lens_started_ahead_is_worked_out_in_the_lens_process_and_is_the_same_lens():
-    """The built-in model's lens has its products worked out in a process of its own (lib/lens_worker.py):
-    started ahead (idle class) or waited for (nice +10), the same lens, and the same live check, as in
-    the server."""
+def test_the_lens_of_the_built_in_model_is_worked_out_in_the_lens_process_and_is_the_lens_here(real):
+    """The built-in model's lens has its products worked out in the lens process (lib/lens_worker.py):
+    submitted ahead (idle class) or waited for (nice +10), the same lens as worked out here."""
+    from lib.logit_lens import logit_lens
     from lib.models import DEFAULT_MODEL
 
-    words = "A lens worked out in the lens process, and again in the server."
-    work = lens_jobs._lens_job(DEFAULT_MODEL, words, DEFAULT_MAX_TOKENS, lens_jobs.LENS_WINDOW)
-    here, gap_here = work.here()
-    assert gap_here < 1e-4
-    for there, gap_there in (work.ahead(), work()):
-        assert lens_jobs.LENS_PROCESS.pid is not None  # it went there (a failure would have fallen back here)
+    lens_service.start()
+    for words in ("A lens submitted ahead, then waited for.", "A lens waited for at once."):
+        if "ahead" in words:
+            lens_service.submit(DEFAULT_MODEL, words)
+        there, gap = lens_service.result(DEFAULT_MODEL, words)
+        assert lens_service.SERVICE.process.pid is not None  # it went there
+        cap = get_capture(DEFAULT_MODEL, words, DEFAULT_MAX_TOKENS)
+        here = logit_lens(real, cap.resid, positions=lens_positions(cap.n_tokens, lens_service.LENS_WINDOW), k=5)
         assert (there.top_ids == here.top_ids).all() and (there.final_rank == here.final_rank).all()
         assert (there.positions == here.positions).all()
         assert np.abs(there.top_probs - here.top_probs).max() < 1e-5
-        assert gap_there < 1e-4
+        assert gap < 1e-4
+
+
+def test_a_lens_that_cannot_be_worked_out_is_a_notice_not_a_traceback(monkeypatch):
+    from lib import lens_service as service
+
+    def broken(*_, **__):
+        raise MemoryError("no room for the logits (test)")
+
+    monkeypatch.setattr(service, "logit_lens_elsewhere", broken)
+    monkeypatch.setattr(service, "logit_lens", broken)
+    at = start("it", PAGE, text="Una frase la cui lente non si può calcolare.")
+    assert not at.exception, at.exception
+    assert any(e.value == i18n.ui("it")["block.lens.failed"] for e in at.error)
+    assert chart(at, "block.lens_heatmap") is None and chart(at, "block.resid_heatmap") is not None
 
 
 def test_sections_below_the_first_screen_compute_when_reached():
@@ -282,9 +301,9 @@ def test_sections_below_the_first_screen_compute_when_reached():
     for key in ("block.resid_heatmap", "block.neuron_heatmap", "block.lens_heatmap"):
         assert chart(at, key) is None, key
     assert chart(at, "block.diagram") is not None  # the first screen is drawn
-    # The lens was started at low priority as soon as the page had the text, without waiting for it.
+    # The lens was submitted as soon as the page had the text, without waiting for it.
     model, words = at.session_state["app.model"], at.text_area(key="app.text").value
-    assert lens_jobs.LENSES.known(lens_jobs.lens_key(model, words))
+    assert lens_service.SERVICE.known(lens_service.key(model, words))
     # The learner scrolls to the lens: its follower reports it reached for this model and text.
     mark = follow.inputs_mark(model, words)
     at.session_state["block.lens_box.reached"] = mark

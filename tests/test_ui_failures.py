@@ -5,9 +5,8 @@ import logging
 
 import pytest
 
-from lib.lens_worker import LensProcessError
 from lib.models import ModelLoadError
-from ui import core, downloads, lens_jobs
+from ui import core, downloads
 
 
 def _messages(caplog, logger: str) -> list[str]:
@@ -29,21 +28,6 @@ def test_a_download_kept_for_its_learner_that_fails_still_sends_the_file(monkeyp
     assert _messages(caplog, "ui.downloads") == [
         "keeping the download for its learner failed: AttributeError: 'MemoryMediaFileStorage' has no "
         "attribute '_lock' (test)"]
-
-
-def test_a_lens_process_that_fails_is_logged_and_the_lens_worked_out_here(monkeypatch, caplog):
-    work = lens_jobs._LensWork.__new__(lens_jobs._LensWork)
-    work.model_name, work.lm, work.rows = "m", None, None
-
-    def refused(*_, **__):
-        raise LensProcessError("not allowed to raise the lens process (test)")
-
-    monkeypatch.setattr(lens_jobs, "logit_lens_elsewhere", refused)
-    monkeypatch.setattr(lens_jobs._LensWork, "here", lambda self: "here")
-    with caplog.at_level("WARNING", logger="ui.lens_jobs"):
-        assert work() == "here" and work() == "here"  # the same cause: one line
-    assert _messages(caplog, "ui.lens_jobs") == [
-        "the logit lens in its own process failed: LensProcessError: not allowed to raise the lens process (test)"]
 
 
 @pytest.mark.parametrize("error, logged", [

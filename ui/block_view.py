@@ -34,7 +34,8 @@ from ui.export import modebar_config
 from ui.figures import PALETTE, colorscale, quick, subplot_layout, wrap
 from ui.chart_table import as_table
 from ui.live_chart import as_spec, live_chart
-from ui.lens_jobs import LENS_WINDOW, get_lens, lens_and_check
+from ui import lens_service
+from ui.lens_service import LENS_WINDOW
 
 TOP_NEURONS = 10
 SHORT = 10  # characters of a token shown inside a heatmap cell
@@ -497,7 +498,7 @@ def lens_heatmap(lens: Lens, words: list[list[str]], tokens: list[str], labels: 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def lens_heatmap_spec(model_name: str, text: str, max_tokens: int, lang: str) -> dict:
     """The lens grid's plotly JSON, built once per text and language."""
-    lens, cap = get_lens(model_name, text, max_tokens), get_capture(model_name, text, max_tokens)
+    lens, cap = lens_service.result(model_name, text, max_tokens)[0], get_capture(model_name, text, max_tokens)
     words = [list(token_strings(model_name, tuple(int(x) for x in lens.top_ids[l, :, 0])))
              for l in range(lens.n_layers + 1)]
     labels = {"hover": t("block.lens.hover"), "color": t("block.lens.color"), "x": t("block.resid.x"),
@@ -507,11 +508,16 @@ def lens_heatmap_spec(model_name: str, text: str, max_tokens: int, lang: str) ->
 
 def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_tokens: int) -> None:
     """The lens grid (every layer and position, drawn once per run of the page), then the browser
-    view that reads it at the chosen layer and position: the lens sent once per text."""
-    lens = get_lens(model_name, text, max_tokens)
+    view that reads it at the chosen layer and position: the lens sent once per text. The lens comes
+    from the lens service, waited for; if it could not be worked out (logged there), a notice."""
+    try:
+        lens, gap = lens_service.result(model_name, text, max_tokens)
+    except lens_service.LensError:
+        st.error(t("block.lens.failed"))
+        return
     if cap.n_tokens > len(lens.positions):
         st.caption(t("block.lens.window", n=num(len(lens.positions)), total=num(cap.n_tokens)))
     live_chart(lens_heatmap_spec(model_name, text, max_tokens, core_lang()), key="block.lens_heatmap")
     views.view("block", "block.lens_view", lens_data(lens, cap, model_name, views.data_key(
         "lens", model_name, text, max_tokens, core_lang(), link_token()), core_lang()))
-    st.success(t("block.lens.check", diff=sci(lens_and_check(model_name, text, max_tokens)[1])))
+    st.success(t("block.lens.check", diff=sci(gap)))

@@ -19,7 +19,6 @@ from lib.log import failure
 from lib.models import (DEFAULT_MODEL, EMBEDDED_MODELS, LoadedModel, ModelLoadError, convert_gguf, converted_dir,
                         is_embedded)
 from lib.quiz import format_number
-from ui import lens_jobs
 from ui.cache import get_capture, get_model, resident_models
 
 log = logging.getLogger(__name__)
@@ -278,14 +277,6 @@ def capture(max_tokens: int | None = None) -> CaptureRef | None:
     name = model_name()
     ref = CaptureRef(name, current, max_tokens)
     cap = ref.resolve()
-    if max_tokens == DEFAULT_MAX_TOKENS and deferring():
-        # The block lesson's logit lens of this text, started now at low priority (ui/lens_jobs.py):
-        # a class reaches it together, and the lessons before it leave the CPU time to work it out.
-        ctx = get_script_run_ctx()
-        try:
-            lens_jobs.prefetch_lens(name, current, max_tokens, owner=ctx.session_id if ctx else None)
-        except Exception as e:  # only a head start: the lens section works it out when reached, errors shown there
-            failure(log, "the logit lens ahead of time", e, once=True)
     if cap.truncated:
         st.warning(t("text.truncated", n=num(cap.n_tokens), total=num(cap.n_tokens_total)))
     return ref
