@@ -36,15 +36,8 @@ st.caption(t("embeddings.table.which_learned" if learned else "embeddings.table.
 cap = core.capture()
 
 
-@st.fragment
-def rows() -> None:
-    """The first rows of the table, as many dimensions as the slider asks (rerun alone)."""
-    n_dims = st.slider(t("embeddings.rows.dims"), 4, min(d_model, 128), min(32, d_model), key="embeddings.dims")
-    view.table_rows(idx, cap, view.positions(name), n_dims)
-
-
-if cap is not None:
-    rows()
+if cap is not None:  # the rows, a browser view: its dimensions slider is answered there
+    view.table_rows(idx, cap, view.positions(name), info.n_layers)
 
 st.header(t("embeddings.cosine.header"))
 lesson.show(text, "cosine")
@@ -72,29 +65,23 @@ lesson.show(text, "neighbours", vocab=num(n_vocab))
 
 @st.fragment
 def neighbours() -> None:
-    """The nearest rows to a word: its widgets rerun this section alone."""
-    left, mid, right = st.columns([2, 2, 2])
-    query_raw = left.text_input(t("embeddings.neighbours.query"), value=t("embeddings.neighbours.default"),
-                                key="embeddings.query", max_chars=emb.MAX_WORD_CHARS)
-    k = mid.slider(t("embeddings.neighbours.k"), 3, 30, 10, key="embeddings.k")
-    metric_names = {"cosine": t("embeddings.metric.cosine"), "euclidean": t("embeddings.metric.euclidean")}
-    metric = right.radio(t("embeddings.neighbours.metric"), list(metric_names), horizontal=True,
-                         format_func=metric_names.get, key="embeddings.metric")
+    """The nearest rows to a word: its query reruns this section alone (tokenizing, searching the
+    table); the number shown and the measure are answered in the browser."""
+    query_raw = st.text_input(t("embeddings.neighbours.query"), value=t("embeddings.neighbours.default"),
+                              key="embeddings.query", max_chars=emb.MAX_WORD_CHARS)
     query = emb.word_pieces(lm.tokenizer, " ".join(query_raw.split())) if query_raw.strip() else None
     if query is None or not query.ids or query.unknown:
         st.info(t("embeddings.neighbours.empty"))
     else:
         if query.n_pieces > 1:
             st.caption(t("embeddings.neighbours.mean", pieces=" · ".join(query.pieces), n=num(query.n_pieces)))
-        st.dataframe(view.neighbours_table(name, query, k, metric), hide_index=True,
-                     key="embeddings.neighbours_table")
+        view.neighbours(name, query, d_model, info.n_layers)
 
 
 neighbours()
 lesson.show(text, "pca")
 if len(pieces) >= 3:
-    add = st.toggle(t("embeddings.pca.add", n=num(view.PCA_NEIGHBOURS)), value=True, key="embeddings.pca_add")
-    view.projection(name, pieces, add)
+    view.projection(name, pieces, d_model, info.n_layers)  # with and without the neighbours: the switch is the view's
 else:
     st.info(t("embeddings.pca.need_three"))
 
@@ -104,7 +91,8 @@ lesson.show(text, "context", n_layers=num(info.n_layers))
 
 @st.fragment
 def in_context() -> None:
-    """One word in two sentences through the layers: its widgets rerun this section alone."""
+    """One word in two sentences through the layers: its text boxes rerun this section alone; the
+    depth is answered in the browser."""
     word = st.text_input(t("embeddings.context.word"), value=t("embeddings.context.word_default"),
                          key="embeddings.ctx_word", max_chars=emb.MAX_WORD_CHARS)
     ca, cb = st.columns(2)
@@ -112,8 +100,7 @@ def in_context() -> None:
                            max_chars=400)
     sent_b = cb.text_input(t("embeddings.context.b"), value=t("embeddings.context.b_default"), key="embeddings.ctx_b",
                            max_chars=400)
-    depth = st.slider(t("embeddings.context.depth"), 0, info.n_layers, info.n_layers, key="embeddings.depth")
-    view.context(name, info.n_layers, word, [sent_a, sent_b], depth, learned)
+    view.context(name, info.n_layers, d_model, word, [sent_a, sent_b], learned)
 
 
 in_context()

@@ -276,10 +276,70 @@ def block() -> dict:
     return {"norms": cases}
 
 
+def embeddings() -> dict:
+    """lib.embeddings.nearest at the largest k the view is sent, and at smaller k (the view's
+    topNeighbours must give the latter from the former: a prefix, ties to the smaller id, by both
+    measures); a table's rows packed at their full width and sliced, for the view's rowsAt."""
+    from lib import embeddings as emb
+
+    rng = np.random.default_rng(3)
+    table = rng.normal(0, 1, (300, 16)).astype(np.float32)
+    table[40:45] = table[7]  # equal rows: ties, where the order rule matters
+    table[50] = 2 * table[7]  # the same direction, longer: a cosine tie, not a distance tie
+    index = emb.build_index(table)
+    cases = []
+    for query in (table[7], table[123] + 0.01, rng.normal(0, 1, 16).astype(np.float32)):
+        for metric in ("cosine", "euclidean"):
+            sent = emb.nearest(index, query, 30, metric)
+            smaller = {}
+            for k in (1, 3, 7, 10, 29, 30):
+                nb = emb.nearest(index, query, k, metric)
+                smaller[str(k)] = {"ids": nb.ids.tolist(), "cosine": nb.cosine.tolist(), "distance": nb.distance.tolist()}
+            cases.append({"metric": metric, "sent": {"ids": sent.ids.tolist(), "tokens": [f"t{i}" for i in sent.ids.tolist()],
+                                                      "cosine": sent.cosine.tolist(), "distance": sent.distance.tolist()},
+                          "expected": smaller})
+    rows = rng.normal(0, 0.05, (5, 24))
+    packed = pack_u16(rows)
+    slices = {str(d): rows[:, :d].tolist() for d in (4, 9, 24, 30)}
+    return {"neighbours": cases, "rows": {"packed": packed, "n": 5, "n_dims": 24, "slices": slices,
+                                          "tolerance": packed["scale"] / 2 + 1e-12}}
+
+
+def attention_steps() -> dict:
+    """Flash attention's walk (lib.attention.flash_attention: every tile's running maximum, sum and
+    rescaling, the tiles skipped) for the view's flashWalk, from the same scaled scores the view is
+    sent (lower triangle, float32 as lib.payload.pack_f32 packs them); -inf written as null."""
+    from lib.attention import flash_attention, head_steps
+    from lib.payload import pack_f32, unpack_f32
+
+    rng = np.random.default_rng(5)
+    cases = []
+    for t, d, block, window in ((1, 4, 2, None), (5, 4, 2, None), (12, 8, 4, None), (13, 8, 4, None),
+                                (13, 8, 16, None), (16, 4, 2, 3), (20, 8, 4, 5), (9, 4, 1, None)):
+        q, k, v = (rng.normal(0, 1.5, (t, d)) for _ in range(3))
+        scaled = head_steps(q, k, v, window=window).scaled
+        sent = unpack_f32(pack_f32(scaled[np.tril_indices(t)]))  # what the view gets: float32
+        rows = np.zeros((t, t))
+        rows[np.tril_indices(t)] = sent
+        q_eff = rows  # scores as the view has them: flash_attention on q = rows, k = identity, scale 1
+        run = flash_attention(q_eff, np.eye(t), np.zeros((t, 1)), block, block, scale=1.0, window=window)
+
+        def finite(a):
+            return [None if not np.isfinite(x) else float(x) for x in a]
+
+        cases.append({"t": t, "block": block, "window": window, "scores": pack_f32(scaled[np.tril_indices(t)]),
+                      "steps": [{"q_block": s.q_block, "k_block": s.k_block, "q0": s.q0, "q1": s.q1, "k0": s.k0,
+                                 "k1": s.k1, "row_max": finite(s.row_max), "row_sum": s.row_sum.tolist(),
+                                 "rescale": s.rescale.tolist()} for s in run.steps],
+                      "skipped": [list(x) for x in run.skipped], "n_q_blocks": run.n_q_blocks})
+    return {"walks": cases}
+
+
 def build() -> dict[str, dict]:
     return {"sampling.json": sampling(), "common.json": common(), "tokenization.json": tokenization(),
             "position.json": position(),
-            "kvcache.json": kvcache(), "block.json": block()}
+            "kvcache.json": kvcache(), "block.json": block(), "embeddings.json": embeddings(),
+            "attention_steps.json": attention_steps()}
 
 
 def write() -> None:

@@ -4,6 +4,12 @@ Caches are keyed by plain strings and numbers: the model name, a sentence, a tok
 embedding table is read from the shared model once per model name and normalized once
 (lib.embeddings.build_index); captures of example sentences come from ui.cache.get_capture, so
 this module never runs the model, except the final norm module on an already captured residual.
+
+The view-only widgets are answered in the browser (static/views/embeddings.js), from data sent once
+per (model, text or words, language): the rows at the most dimensions the slider offers, the 30
+nearest tokens by both measures, the projection with and without the neighbours, the word's
+cosines at every depth. The text inputs (the query, the words, the word and its two sentences) need
+the server: tokenizing, searching the table, capturing the sentences.
 """
 
 from __future__ import annotations
@@ -16,11 +22,15 @@ import torch
 
 from lib import embeddings as emb
 from lib.embeddings import EmbeddingIndex, WordPieces
+from lib.payload import pack_u16
 from lib.tokens import readable_tokens
+from ui import views
 from ui.cache import get_capture, get_model
+from ui.core import lang as core_lang
 from ui.core import model_name as current_model_name
 from ui.core import num, t
-from ui.figures import PALETTE, colorscale, quick
+from ui.export import modebar_config
+from ui.figures import PALETTE, colorscale
 from ui.live_chart import live_chart
 
 ROWS_MAX_TOKENS = 32  # rows drawn in the table heatmap
@@ -29,6 +39,11 @@ MAX_SENTENCES = 8
 SCATTER_POINTS = 4000  # tokens drawn in the length scatter (the correlation uses all of them)
 SCATTER_SEED = 0
 PCA_NEIGHBOURS = 5
+K_MIN, K_MAX, K_DEFAULT = 3, 30, 10  # the neighbours' slider
+DIMS_MIN, DIMS_MAX, DIMS_DEFAULT = 4, 128, 32  # the rows' slider (at most the model's width)
+METRICS = ("cosine", "euclidean")
+LINK_KEY = "embeddings.link_settings"  # a share link's token: the views take its values once
+SETTINGS = ("dims", "k", "metric", "pca_add", "depth")  # what the views hold (ui/share.py's IN_BROWSER)
 
 
 # ---------------------------------------------------------------------------- caches
@@ -81,15 +96,6 @@ def _labels_unique(names: list[str]) -> list[str]:
     return out
 
 
-def rows_figure(rows: np.ndarray, tokens: list[str], labels: dict[str, str]) -> go.Figure:
-    """Heatmap of table rows [T, n]: one line per token, one column per dimension."""
-    names = _labels_unique([f"{i} {tok}" for i, tok in enumerate(tokens)])
-    return quick([dict(type="heatmap", z=rows, x=list(range(rows.shape[1])), y=names, colorscale=colorscale("RdBu"),
-                       zmid=0, hovertemplate=labels["hover"] + "<extra></extra>")],
-                 dict(xaxis=dict(title=dict(text=labels["x"])), height=max(260, 22 * len(names) + 110),
-                      margin=dict(l=10, r=10, t=30, b=10), yaxis=dict(autorange="reversed", type="category")))
-
-
 def cosine_figure(matrix: np.ndarray, names: list[str], labels: dict[str, str]) -> go.Figure:
     """Labelled heatmap of a cosine matrix, values written in the cells."""
     names = _labels_unique(names)
@@ -117,33 +123,6 @@ def norms_figure(idx: EmbeddingIndex, stats: emb.NormStats, tokens: list[str], s
     return fig
 
 
-def pca_figure(proj: emb.Projection, names: list[str], is_word: list[bool], labels: dict[str, str]) -> go.Figure:
-    """The 2-D projection: typed words in colour and labelled, neighbours small and grey."""
-    fig = go.Figure()
-    for kind, colour, size in ((True, PALETTE[0], 12), (False, "#9a9a9a", 7)):
-        sel = [i for i, w in enumerate(is_word) if w == kind]
-        if not sel:
-            continue
-        fig.add_trace(go.Scatter(x=proj.coords[sel, 0], y=proj.coords[sel, 1],
-                                 mode="markers+text" if kind else "markers", text=[names[i] for i in sel],
-                                 textposition="top center", name=labels["words" if kind else "neighbours"],
-                                 marker=dict(size=size, color=colour), hovertemplate="%{text}<extra></extra>"))
-    fig.update_layout(xaxis_title=labels["x"], yaxis_title=labels["y"], height=460, margin=dict(l=10, r=10, t=30, b=10),
-                      legend=dict(orientation="h", y=1.08))
-    return fig
-
-
-def depth_figure(cos: np.ndarray, depth: int, labels: dict[str, str]) -> go.Figure:
-    """Cosine of the same word in two sentences at every depth; the chosen depth is marked."""
-    return quick([dict(type="scatter", x=list(range(len(cos))), y=cos, mode="lines+markers", line=dict(color=PALETTE[0]),
-                       hovertemplate=labels["hover"] + "<extra></extra>"),
-                  dict(type="scatter", x=[depth], y=[float(cos[depth])], mode="markers",
-                       marker=dict(size=16, color=PALETTE[1]), hoverinfo="skip")],
-                 dict(xaxis=dict(title=dict(text=labels["x"])), height=320, showlegend=False,
-                      margin=dict(l=10, r=10, t=30, b=10),
-                      yaxis=dict(title=dict(text=labels["y"]), range=depth_range(cos))))
-
-
 def depth_range(cos: np.ndarray) -> list[float]:
     """The depth curve's y range: zoomed to the data, so a fall from 1 to 0.94 is seen as a fall
     (on a 0-1 axis the line looks flat), with a tenth of the fall as margin.
@@ -158,14 +137,13 @@ def depth_range(cos: np.ndarray) -> list[float]:
 # ---------------------------------------------------------------------------- sections
 
 
-def table_rows(idx: EmbeddingIndex, cap, pos_table: np.ndarray | None, n_dims: int) -> None:
-    """The learner's tokens' rows, and the proof that they are what enters the first block."""
+def table_rows(idx: EmbeddingIndex, cap, pos_table: np.ndarray | None, n_layers: int) -> None:
+    """The learner's tokens' rows (a browser view: the dimensions slider is answered there), and
+    the proof that they are what enters the first block."""
     n = min(cap.n_tokens, ROWS_MAX_TOKENS)
     if cap.n_tokens > n:
         st.caption(t("embeddings.rows.cut", n=num(n), total=num(cap.n_tokens)))
-    rows = idx.table[cap.token_ids[:n], :n_dims]  # [n, n_dims]
-    labels = {"x": t("embeddings.rows.x"), "hover": t("embeddings.rows.hover")}
-    live_chart(rows_figure(rows, list(cap.tokens[:n]), labels), key="embeddings.rows_chart")
+    views.view("embeddings", "embeddings.view", rows_data(idx, cap, n_layers))
     scale = emb.embed_scale(get_model(current_model_name()))  # the session's model (cap.model_name is the model's own name)
     diff = emb.lookup_check(idx.table, cap.token_ids, cap.embeddings, pos_table, scale)
     if scale != 1.0:  # Gemma: the rows are multiplied by √d_model before the first block
@@ -236,11 +214,9 @@ def _neighbours(model_name: str, ids: tuple[int, ...], k: int,
     return nb.ids.tolist(), tokens, nb.cosine.tolist(), nb.distance.tolist()
 
 
-def neighbours_table(model_name: str, query: WordPieces, k: int, metric: str) -> pd.DataFrame:
-    ids, tokens, cos, dist = _neighbours(model_name, query.ids, k, metric)
-    return pd.DataFrame({t("embeddings.col.rank"): range(1, len(ids) + 1), t("embeddings.col.token"): tokens,
-                         t("embeddings.col.id"): ids, t("embeddings.col.cosine"): [num(c, 3) for c in cos],
-                         t("embeddings.col.distance"): [num(d, 3) for d in dist]})
+def neighbours(model_name: str, query: WordPieces, d_model: int, n_layers: int) -> None:
+    """The nearest tokens to a query: a browser view, sent the K_MAX nearest by both measures once."""
+    views.view("embeddings", "embeddings.neighbours_view", neighbours_data(model_name, query, d_model, n_layers))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -261,18 +237,15 @@ def _projection(model_name: str, words: tuple[tuple[str, tuple[int, ...]], ...],
     return emb.pca_2d(np.stack(vectors)), names, is_word
 
 
-def projection(model_name: str, pieces: list[WordPieces], add_neighbours: bool) -> None:
-    """PCA of the typed words, optionally with each word's nearest tokens around it."""
-    proj, names, is_word = _projection(model_name, tuple((p.word, p.ids) for p in pieces), add_neighbours)
-    labels = {"x": t("embeddings.pca.x", share=num(100 * proj.explained[0], 1)),
-              "y": t("embeddings.pca.y", share=num(100 * proj.explained[1], 1)),
-              "words": t("embeddings.pca.words"), "neighbours": t("embeddings.pca.neighbours")}
-    live_chart(pca_figure(proj, names, is_word, labels), key="embeddings.pca_chart")
-    st.caption(t("embeddings.pca.caption", share=num(100 * proj.explained.sum(), 1)))
+def projection(model_name: str, pieces: list[WordPieces], d_model: int, n_layers: int) -> None:
+    """PCA of the typed words, with and without each word's nearest tokens: a browser view, whose
+    switch picks one of the two projections sent."""
+    views.view("embeddings", "embeddings.pca_view", pca_data(model_name, pieces, d_model, n_layers))
 
 
-def context(model_name: str, n_layers: int, word: str, sentences: list[str], depth: int, learned: bool) -> None:
-    """The same word in two sentences, depth by depth, from cached captures."""
+def context(model_name: str, n_layers: int, d_model: int, word: str, sentences: list[str], learned: bool) -> None:
+    """The same word in two sentences, depth by depth, from cached captures: a browser view, sent
+    every depth's cosines once (its depth slider is answered there)."""
     if not word.strip() or not all(s.strip() for s in sentences):
         st.info(t("embeddings.context.missing"))
         return
@@ -286,19 +259,112 @@ def context(model_name: str, n_layers: int, word: str, sentences: list[str], dep
     if not all(found):
         return
     vecs = [emb.in_context(c.resid, f) for c, f in zip(caps, found)]  # 2 x [L+1, D]
-    cos = emb.cosine_by_depth(*vecs)
     pieces = [" · ".join(c.tokens[i] for i in f) for c, f in zip(caps, found)]
     st.caption(t("embeddings.context.pieces", a=pieces[0], b=pieces[1]))
-    cols = st.columns(3)
-    cols[0].metric(t("embeddings.context.cos_ab", depth=num(depth)), num(cos[depth], 3),
-                   delta=num(cos[depth] - cos[0], 3), delta_color="off")
-    for i, col in enumerate(cols[1:]):
-        col.metric(t("embeddings.context.cos_input", which="AB"[i], depth=num(depth)),
-                   num(emb.cosine(vecs[i][depth], vecs[i][0]), 3))
-    labels = {"x": t("embeddings.context.x", n=num(n_layers)), "y": t("embeddings.context.y"),
-              "hover": t("embeddings.context.hover")}
-    live_chart(depth_figure(cos, depth, labels), key="embeddings.depth_chart")
+    key = views.data_key("depth", model_name, word, tuple(sentences), core_lang(), link_token())
+    views.view("embeddings", "embeddings.depth_view", depth_data(vecs, key, d_model, n_layers))
     st.caption(t("embeddings.context.depth0_learned" if learned else "embeddings.context.depth0_rope"))
+
+
+# ---------------------------------------------------------------------------- what the browser views are sent
+
+
+def link_token() -> str | None:
+    return st.session_state.get(LINK_KEY)
+
+
+def _whole(value, lo: int, hi: int, default: int) -> int:
+    """A remembered whole number brought into lo..hi (the model may have changed since it was set)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return default
+    return min(max(value, lo), hi)
+
+
+def settings(d_model: int, n_layers: int) -> dict:
+    """The views' settings the server knows (a share link's, checked by ui/share.py, or the
+    defaults), in range for the model loaded now, with the link's token: the views take a link's
+    values once, then keep the learner's own in the browser."""
+    s = st.session_state
+    dims_hi = min(d_model, DIMS_MAX)
+    metric = s.get("embeddings.metric")
+    pca_add = s.get("embeddings.pca_add")
+    return {"dims": _whole(s.get("embeddings.dims"), DIMS_MIN, dims_hi, min(DIMS_DEFAULT, dims_hi)),
+            "k": _whole(s.get("embeddings.k"), K_MIN, K_MAX, K_DEFAULT),
+            "metric": metric if metric in METRICS else METRICS[0],
+            "pca_add": pca_add if isinstance(pca_add, bool) else True,
+            "depth": _whole(s.get("embeddings.depth"), 0, n_layers, n_layers), "from_link": link_token()}
+
+
+def _common(part: str, key: str, chart_key: str, labels: dict, d_model: int, n_layers: int) -> dict:
+    return {"key": key, "part": part, "lang": core_lang(), "labels": labels | {
+        "table": t("chart.as_table"), "unavailable": t("views.unavailable")},
+        "settings": settings(d_model, n_layers), "separators": t("plot.separators"), "palette": list(PALETTE),
+        "config": modebar_config(chart_key) | {"responsive": True}}
+
+
+def rows_data(idx: EmbeddingIndex, cap, n_layers: int) -> dict:
+    """The first ROWS_MAX_TOKENS tokens' rows at the most dimensions the slider offers (packed):
+    the view shows the first `dims` columns of them."""
+    n = min(cap.n_tokens, ROWS_MAX_TOKENS)
+    d_model = idx.shape[1]
+    n_dims = min(d_model, DIMS_MAX)
+    rows = idx.table[cap.token_ids[:n], :n_dims]  # [n, n_dims]
+    key = views.data_key("rows", current_model_name(), cap.token_ids[:n].tobytes(), core_lang(), link_token())
+    labels = {"dims": t("embeddings.rows.dims"), "x": t("embeddings.rows.x"), "hover": t("embeddings.rows.hover"),
+              "name": t("chart.embeddings.rows_chart"), "token": t("embeddings.col.token")}
+    return _common("rows", key, "embeddings.rows_chart", labels, d_model, n_layers) | {
+        "names": _labels_unique([f"{i} {tok}" for i, tok in enumerate(cap.tokens[:n])]), "n_dims": n_dims,
+        "dims_min": DIMS_MIN, "rows": pack_u16(rows), "colorscale": colorscale("RdBu")}
+
+
+def neighbours_data(model_name: str, query: WordPieces, d_model: int, n_layers: int) -> dict:
+    """The K_MAX nearest tokens by each measure (lib.embeddings.nearest, best first): the view
+    shows the first k of the chosen measure's list, which is nearest(k) itself (ties go to the
+    smaller id, so a shorter list is a prefix of a longer one)."""
+    sent = {}
+    for metric in METRICS:
+        ids, tokens, cos, dist = _neighbours(model_name, query.ids, K_MAX, metric)
+        sent[metric] = {"ids": ids, "tokens": tokens, "cosine": cos, "distance": dist}
+    key = views.data_key("neighbours", model_name, query.ids, core_lang(), link_token())
+    labels = {"k": t("embeddings.neighbours.k"), "metric": t("embeddings.neighbours.metric"),
+              "metrics": {m: t(f"embeddings.metric.{m}") for m in METRICS}, "rank": t("embeddings.col.rank"),
+              "token": t("embeddings.col.token"), "id": t("embeddings.col.id"), "cosine": t("embeddings.col.cosine"),
+              "distance": t("embeddings.col.distance"), "caption": t("embeddings.neighbours.header")}
+    return _common("neighbours", key, "embeddings.neighbours", labels, d_model, n_layers) | {
+        "k_min": K_MIN, "k_max": K_MAX, "neighbours": sent}
+
+
+def pca_data(model_name: str, pieces: list[WordPieces], d_model: int, n_layers: int) -> dict:
+    """Both projections of the typed words: alone, and with each word's PCA_NEIGHBOURS nearest tokens."""
+    words = tuple((p.word, p.ids) for p in pieces)
+    both = {}
+    for name, add in (("alone", False), ("with", True)):
+        proj, names, is_word = _projection(model_name, words, add)
+        both[name] = {"x": proj.coords[:, 0].tolist(), "y": proj.coords[:, 1].tolist(), "names": list(names),
+                      "is_word": list(is_word), "explained": proj.explained.tolist()}
+    key = views.data_key("pca", model_name, words, core_lang(), link_token())
+    labels = {"add": t("embeddings.pca.add", n=num(PCA_NEIGHBOURS)), "x": t("embeddings.pca.x"),
+              "y": t("embeddings.pca.y"), "words": t("embeddings.pca.words"),
+              "neighbours": t("embeddings.pca.neighbours"), "caption": t("embeddings.pca.caption"),
+              "name": t("chart.embeddings.pca_chart"), "point": t("embeddings.pca.col.point"),
+              "kind": t("embeddings.pca.col.kind"), "first": t("embeddings.pca.col.first"),
+              "second": t("embeddings.pca.col.second")}
+    return _common("pca", key, "embeddings.pca_chart", labels, d_model, n_layers) | {"projections": both}
+
+
+def depth_data(vecs: list[np.ndarray], key: str, d_model: int, n_layers: int) -> dict:
+    """The word's cosine between the two sentences at every depth (lib.embeddings.cosine_by_depth),
+    and each sentence's vector against its own input row, at every depth; the chart's y range."""
+    cos = emb.cosine_by_depth(*vecs)  # [L+1]
+    own = [[emb.cosine(v[depth], v[0]) for depth in range(len(cos))] for v in vecs]  # 2 x [L+1]
+    labels = {"depth": t("embeddings.context.depth"), "cos_ab": t("embeddings.context.cos_ab"),
+              "cos_input": t("embeddings.context.cos_input"), "delta": t("embeddings.context.delta"),
+              "x": t("embeddings.context.x", n=num(n_layers)), "y": t("embeddings.context.y"),
+              "hover": t("embeddings.context.hover"), "name": t("chart.embeddings.depth_chart"),
+              "col_depth": t("embeddings.context.col.depth"), "col_ab": t("embeddings.context.col.ab"),
+              "col_a": t("embeddings.context.col.a"), "col_b": t("embeddings.context.col.b")}
+    return _common("depth", key, "embeddings.depth_chart", labels, d_model, n_layers) | {
+        "n_layers": n_layers, "cos": cos.tolist(), "own": own, "range": depth_range(cos)}
 
 
 def sentences(model_name: str, raw: str) -> None:

@@ -25,6 +25,7 @@ from lib import share_link as sl
 from lib.models import DEFAULT_MODEL
 from lib.share_link import Param
 from ui import attention_view as AV
+from ui import embeddings_view as EV
 from ui import kvcache_view as KV
 from ui import nav, views
 from ui import sampling_view as SV
@@ -65,7 +66,7 @@ SHARED: dict[str, dict[str, Param]] = {
         "live_pair": Param("position.live_pair", "int", lo=0),
         "which": Param("position.which", "str", ("q", "k")),
     },
-    "attention": {  # choose_head, scaling_section and flash_section bring values back in range
+    "attention": {  # chosen_head and scaling_section bring values back in range, the flash view its tile size
         "layer": Param("attention.layer", "int", lo=0),
         "head": Param("attention.head", "int", lo=0),
         "dh": Param("attention.dh", "int", lo=1),
@@ -102,11 +103,12 @@ SHARED: dict[str, dict[str, Param]] = {
 IN_BROWSER: dict[str, tuple[str, tuple[str, ...], str]] = {  # lesson: (store name, params, link token key)
     "sampling": ("sampling.settings", SV.SETTINGS, SV.LINK_KEY),
     "kvcache": ("kvcache.settings", KV.SETTINGS, KV.LINK_KEY),
-    "attention": ("attention.chosen", ("layer", "head"), AV.CHOSEN_TOKEN),
+    "attention": ("attention.chosen", ("layer", "head", "block"), AV.CHOSEN_TOKEN),
     "tokenization": ("tokenization.settings", ("target", "view", "ids"), "tokenization.link_settings"),
     "block": ("block.settings", ("norm_token", "resid_token", "lens_layer", "lens_pos"), "block.link_settings"),
     "position": ("position.settings", ("m", "pair", "n", "k", "shift", "head", "live_pair", "which"),
                  "position.link_settings"),
+    "embeddings": ("embeddings.settings", EV.SETTINGS, EV.LINK_KEY),
 }
 
 NOTICES_KEY = "app.share.notices"
