@@ -8,7 +8,10 @@
 // tests/js/tokenization.test.js holds `alive` to lib's segments on fixtures tests/views_fixtures.py
 // writes.
 
-import { boxValue, el, fill, formatNumber, numberBox, perFrame, plotly, slider, store, unpackInts } from "./common.js";
+import {
+  boxValue, chartBox, drawChart, el, fill, formatNumber, keepSettings, linkedSettings, metric, noteBox, numberBox, perFrame,
+  radios, richText, slider, store, table, unpackInts, viewBox, viewHost,
+} from "./common.js";
 
 // ------------------------------------------------------------------ the data, as lib gave it
 
@@ -32,20 +35,6 @@ export function spacedHex(hex) {
 }
 
 // ------------------------------------------------------------------ drawing helpers
-
-/** A label with **bold** parts and {name} placeholders; a value may be a node (a code span). */
-function rich(parent, template, values) {
-  parent.replaceChildren();
-  template.split("**").forEach((part, i) => {
-    const into = i % 2 ? el(parent, "strong") : parent;
-    for (const bit of part.split(/(\{\w+\})/)) {
-      const m = /^\{(\w+)\}$/.exec(bit);
-      const v = m && m[1] in values ? values[m[1]] : bit;
-      if (v instanceof Node) into.appendChild(v);
-      else into.appendChild(document.createTextNode(String(v)));
-    }
-  });
-}
 
 function code(text) {
   const c = document.createElement("code");
@@ -86,51 +75,18 @@ function drawChips(box, chips, { colors, title, showIds }) {
   box.replaceChildren(frag);
 }
 
-function metric(parent, label) {
-  const m = el(parent, "div", "itt-metric");
-  el(m, "div", "itt-metric-label").textContent = label;
-  const v = el(m, "div", "itt-metric-value");
-  const d = el(m, "div", "itt-metric-delta");
-  return { value: v, delta: d };
-}
-
-function table(box, head, rows) {
-  const t = document.createElement("table");
-  const tr = el(el(t, "thead"), "tr");
-  for (const h of head) { const th = el(tr, "th"); th.scope = "col"; th.textContent = h; }
-  const body = el(t, "tbody");
-  for (const r of rows) {
-    const row = el(body, "tr");
-    r.forEach((c, j) => { const cell = el(row, j === 0 ? "th" : "td"); if (j === 0) cell.scope = "row"; cell.textContent = c; });
+/** The box of a text's chips (a group named for a screen reader), and the line that says when only
+ * a window of the text is shown. */
+function chipsBox(box, data, testid) {
+  const chips = el(box, "div", "tok-chips");
+  chips.setAttribute("role", "group");
+  chips.setAttribute("aria-label", data.labels.chips);
+  chips.dataset.testid = testid;
+  if (data.window < data.n_bytes) {
+    el(box, "p", "itt-help").textContent = fill(data.labels.window, { shown: formatNumber(data.window, data.lang),
+      total: formatNumber(data.n_bytes, data.lang) });
   }
-  box.replaceChildren(t);
-}
-
-/** A chart named for a screen reader, with its table in a <details> below it. */
-function chart(parent, label, tableLabel, height) {
-  const fig = el(parent, "div", "itt-chart");
-  fig.setAttribute("role", "figure");
-  fig.setAttribute("aria-label", label);
-  const plot = el(fig, "div");
-  plot.style.minHeight = `${height}px`;
-  const details = el(parent, "details", "itt-table");
-  el(details, "summary").textContent = tableLabel;
-  const box = el(details, "div", "itt-table-box");
-  return { plot, details, box };
-}
-
-function radioGroup(parent, { legend, name, options, value, testid }) {
-  const set = el(parent, "fieldset", "itt-control itt-radios");
-  el(set, "legend", "itt-label").textContent = legend;
-  if (testid) set.dataset.testid = testid;
-  const inputs = options.map(([v, text]) => {
-    const lab = el(set, "label", "itt-radio");
-    const input = el(lab, "input");
-    Object.assign(input, { type: "radio", name, value: String(v), checked: String(v) === String(value) });
-    lab.appendChild(document.createTextNode(text));
-    return input;
-  });
-  return { el: set, value: () => (inputs.find((i) => i.checked) || inputs[0]).value, inputs };
+  return chips;
 }
 
 function checkbox(parent, { label, checked, testid }) {
@@ -144,21 +100,13 @@ function checkbox(parent, { label, checked, testid }) {
 
 // ------------------------------------------------------------------ settings and the player
 
-const SETTINGS = "tokenization.settings";
-
 /** The settings the page store holds (a share link's values, sent by the server, win once). */
 function startSettings(data) {
-  const s = store();
-  const given = data.settings || {};
-  if (given.from_link && s.get("tokenization.link") !== given.from_link) {
-    s.set("tokenization.link", given.from_link);
-    s.set(SETTINGS, { target: given.target, view: given.view, ids: given.ids });
-  }
-  return Object.assign({ target: given.target, view: given.view, ids: given.ids }, s.get(SETTINGS, {}));
+  return linkedSettings("tokenization", data.settings || {}, ["target", "view", "ids"]);
 }
 
 function keep(values) {
-  store().set(SETTINGS, Object.assign({}, store().get(SETTINGS, {}), values));
+  keepSettings("tokenization", values);
 }
 
 /** The step a learner left this animation at (the same data only), else 0. */
@@ -179,8 +127,8 @@ function player(parent, { n, step, speed, data, prefix, show }) {
   const play = el(top, "button", "itt-button itt-primary");
   play.type = "button";
   play.dataset.testid = `${prefix}.play`;
-  const speeds = radioGroup(top, { legend: L.speed, name: `${prefix}.speed.${Math.random().toString(36).slice(2)}`,
-    options: data.speeds.map((s) => [s, `×${s}`]), value: speed, testid: `${prefix}.speed` });
+  const speeds = radios(top, { label: L.speed, name: `${prefix}.speed.${Math.random().toString(36).slice(2)}`,
+    options: data.speeds.map((s) => [s, `×${s}`]), value: speed, testid: `${prefix}.speed`, row: false });
   const row = el(box, "div", "itt-draw");
   const buttons = {};
   for (const [name, text] of [["first", "⏮"], ["prev", "◀"], ["next", "▶"], ["last", "⏭"]]) {
@@ -253,28 +201,21 @@ function buildPart(box, data) {
   const controls = el(box, "div", "itt-controls");
   const target = numberBox(controls, { label: L.target, help: L.target_help, min: data.min_target,
     max: data.max_target, step: 10, value: st.target, testid: "tokenization.target" });
-  const note = el(box, "div", "itt-note");
-  note.setAttribute("role", "status");
+  const note = noteBox(box);
   const card = el(box, "p", "itt-card");
   card.setAttribute("aria-live", "polite");
   card.dataset.testid = "tokenization.build.card";
   const stage = el(box, "div");
   const metrics = el(box, "div", "itt-metrics");
-  const mVocab = metric(metrics, L.vocab_size);
-  const mTokens = metric(metrics, L.tokens);
-  const mRatio = metric(metrics, L.ratio);
-  const chips = el(box, "div", "tok-chips");
-  chips.setAttribute("role", "group");
-  chips.setAttribute("aria-label", L.chips);
-  chips.dataset.testid = "tokenization.build.chips";
-  if (data.window < data.n_bytes) {
-    el(box, "p", "itt-help").textContent = fill(L.window, { shown: num(data.window), total: num(data.n_bytes) });
-  }
+  const mVocab = metric(metrics, { label: L.vocab_size, delta: true });
+  const mTokens = metric(metrics, { label: L.tokens, delta: true });
+  const mRatio = metric(metrics, { label: L.ratio, delta: true });
+  const chips = chipsBox(box, data, "tokenization.build.chips");
   const cols = el(box, "div", "itt-columns");
   const left = el(cols, "div", "itt-half");
   const right = el(cols, "div", "itt-half");
-  const pairsChart = chart(left, L.pairs_title, L.table, 340);
-  const curveChart = chart(right, L.curve_title, L.table, 340);
+  const pairsChart = chartBox(left, { label: L.pairs_title, tableLabel: L.table, height: 340 });
+  const curveChart = chartBox(right, { label: L.curve_title, tableLabel: L.table, height: 340 });
   const wanted = () => {
     const raw = target.value === "" ? st.target : Math.round(Number(target.value));
     return Number.isFinite(raw) ? raw : st.target;
@@ -291,16 +232,15 @@ function buildPart(box, data) {
     if (boxValue(target, st.target) - data.min_target > data.n_merges) {
       said.push(fill(L.exhausted, { n: num(data.n_merges), size: num(data.min_target + data.n_merges) }));
     }
-    note.textContent = said.join(" ");
-    note.hidden = said.length === 0;
+    note(said);
   };
 
   const show = (k) => {
     store().set("tokenization.build.step", { key: data.key, step: k });
-    if (k === 0) rich(card, L.step0, { bytes: num(data.n_bytes) });
+    if (k === 0) richText(card, L.step0, { bytes: num(data.n_bytes) });
     else {
       const [a, b, count] = [merges[3 * (k - 1)], merges[3 * (k - 1) + 1], merges[3 * (k - 1) + 2]];
-      rich(card, L.stepk, { k: num(k), n: num(n), pair: pieces(code(vocab[a]), " + ", code(vocab[b])),
+      richText(card, L.stepk, { k: num(k), n: num(n), pair: pieces(code(vocab[a]), " + ", code(vocab[b])),
         new: code(vocab[data.min_target + k - 1]), id: String(data.min_target + k - 1), count: num(count) });
     }
     mVocab.value.textContent = num(data.min_target + k);
@@ -322,20 +262,19 @@ function buildPart(box, data) {
     const ratio = Array.from({ length: n + 1 }, (_, j) => data.n_bytes / Math.max(nTokens[j], 1));
     const layout = (title, extra) => Object.assign({ title: { text: title }, height: 340, autosize: true, separators: data.separators,
       margin: { l: 10, r: 10, t: 40, b: 10 } }, extra);
-    plotly(data.plotly).then((P) => Promise.all([
-      P.react(pairsChart.plot, [{ type: "bar", x: counts, y: labels, orientation: "h", text: counts.map((c) => num(c)),
-        textposition: "auto", hovertemplate: "%{y}: %{x}<extra></extra>",
+    Promise.all([
+      drawChart(pairsChart.plot, data.plotly, { data: [{ type: "bar", x: counts, y: labels, orientation: "h",
+        text: counts.map((c) => num(c)), textposition: "auto", hovertemplate: "%{y}: %{x}<extra></extra>",
         marker: { color: counts.map((_, j) => (j === 0 ? data.accent : "#9AA5B1")) } }],
-      layout(L.pairs_title, { yaxis: { autorange: "reversed", tickfont: { family: "monospace" } },
-        xaxis: { title: { text: L.pairs_x } } }), data.config),
-      P.react(curveChart.plot, [
+      layout: layout(L.pairs_title, { yaxis: { autorange: "reversed", tickfont: { family: "monospace" } },
+        xaxis: { title: { text: L.pairs_x } } }) }, data.config, L.unavailable),
+      drawChart(curveChart.plot, data.plotly, { data: [
         { type: "scatter", x: ratio.map((_, j) => j), y: ratio, mode: "lines", line: { color: data.palette[0] },
           hovertemplate: `${L.curve_hover}<extra></extra>` },
         { type: "scatter", x: [k], y: [ratio[k]], mode: "markers", marker: { size: 12, color: data.accent }, hoverinfo: "skip" }],
-      layout(L.curve_title, { showlegend: false, xaxis: { title: { text: L.curve_x } }, yaxis: { title: { text: L.curve_y } } }),
-      data.config)]))
-      .then(() => { pairsChart.plot.style.minHeight = ""; curveChart.plot.style.minHeight = ""; box.dataset.drawn = String(k); })
-      .catch(() => { pairsChart.plot.textContent = L.unavailable; });
+      layout: layout(L.curve_title, { showlegend: false, xaxis: { title: { text: L.curve_x } }, yaxis: { title: { text: L.curve_y } } }) },
+      data.config, L.unavailable)])
+      .then((drawn) => { if (drawn.every(Boolean)) box.dataset.drawn = String(k); });
     table(pairsChart.box, [L.pair_col, L.pairs_x], top.map(([a, b, c]) => [pairLabel(a, b), num(c)]));
     if (curveChart.details.open) curveTable(k);
   };
@@ -372,25 +311,19 @@ function realPart(box, data) {
   card.dataset.testid = "tokenization.real.card";
   const stage = el(box, "div");
   const controls = el(box, "div", "itt-controls");
-  const view = radioGroup(controls, { legend: L.view, name: `tokenization.real.view.${Math.random().toString(36).slice(2)}`,
-    options: [["readable", L.view_readable], ["raw", L.view_raw]], value: st.view, testid: "tokenization.real.view" });
+  const view = radios(controls, { label: L.view, name: `tokenization.real.view.${Math.random().toString(36).slice(2)}`,
+    options: [["readable", L.view_readable], ["raw", L.view_raw]], value: st.view, testid: "tokenization.real.view", row: false });
   const ids = checkbox(controls, { label: L.show_ids, checked: Boolean(st.ids), testid: "tokenization.real.show_ids" });
-  const mNow = metric(box, L.tokens_now);
-  const chips = el(box, "div", "tok-chips");
-  chips.setAttribute("role", "group");
-  chips.setAttribute("aria-label", L.chips);
-  chips.dataset.testid = "tokenization.real.chips";
-  if (data.window < data.n_bytes) {
-    el(box, "p", "itt-help").textContent = fill(L.window, { shown: num(data.window), total: num(data.n_bytes) });
-  }
+  const mNow = metric(box, { label: L.tokens_now, delta: true });
+  const chips = chipsBox(box, data, "tokenization.real.chips");
   let step = 0;
   const show = (k) => {
     step = k;
     if (n) store().set("tokenization.real.step", { key: data.key, step: k });
-    if (k === 0) rich(card, L.step0, { bytes: num(data.n_bytes) });
+    if (k === 0) richText(card, L.step0, { bytes: num(data.n_bytes) });
     else {
       const j = k - 1;
-      rich(card, L.stepk, { k: num(k), n: num(n), rank: num(rank[j] + 1), left: code(data.steps.left[j]),
+      richText(card, L.stepk, { k: num(k), n: num(n), rank: num(rank[j] + 1), left: code(data.steps.left[j]),
         right: code(data.steps.right[j]), merged: code(data.steps.merged[j]), id: String(data.steps.id[j]), count: num(count[j]) });
     }
     mNow.value.textContent = num(now[k]);
@@ -437,7 +370,7 @@ function pairPart(box, data) {
     store().set("tokenization.paragraph", { key: data.key, value: i + 1 });
     for (const x of ["it", "en"]) {
       const p = data.pairs[i][x];
-      rich(side[x].head, L.pair_head, { lang: L[x], n: formatNumber(p.n, lang) });
+      richText(side[x].head, L.pair_head, { lang: L[x], n: formatNumber(p.n, lang) });
       side[x].chips.setAttribute("aria-label", `${L.chips} (${L[x]})`);
       const chips = [];
       for (let j = p.from; j < p.from + p.chips; j++) {
@@ -460,14 +393,7 @@ export function mount(root, data) {
   if (root.__ittKey === data.key) return;
   root.__ittKey = data.key;
   if (root.__ittPlayer) root.__ittPlayer.stop();
-  // A host of our own: Streamlit keeps the component's stylesheet (views.css) in another child of
-  // `root`, which must stay.
-  let host = root.querySelector(":scope > .itt-host");
-  if (!host) host = el(root, "div", "itt-host");
-  host.replaceChildren();
-  const box = el(host, "div", `itt-view itt-tokenization itt-tok-${data.part}`);
-  box.dataset.testid = "ittView";
-  box.dataset.view = `tokenization.${data.part}`;
+  const box = viewBox(viewHost(root), `itt-tokenization itt-tok-${data.part}`, `tokenization.${data.part}`);
   const part = { build: buildPart, real: realPart, pair: pairPart }[data.part];
   root.__ittPlayer = part(box, data);
 }
