@@ -8,81 +8,30 @@
 // with lib's mean, RMS and σ. Choosing a token, a layer or a position picks what to show; the one
 // sum the view does (the norm's two outputs, `normLines`) is held to lib by tests/js/block.test.js.
 
-import { el, fill, formatNumber, perFrame, plotly, slider, store, unpackInts, unpackU16 } from "./common.js";
+import {
+  chartBox, drawChart, el, fill, formatNumber, keepSettings, linkedSettings, metric, perFrame, plotlyText, richText, select,
+  slider, table, unpackInts, unpackU16, viewBox, viewHost,
+} from "./common.js";
 
 // ------------------------------------------------------------------ helpers
 
-/** A label with **bold** parts and {name} placeholders filled (as the lesson's Markdown reads). */
-function rich(parent, template, values) {
-  parent.replaceChildren();
-  template.split("**").forEach((part, i) => {
-    const into = i % 2 ? el(parent, "strong") : parent;
-    into.appendChild(document.createTextNode(fill(part, values)));
-  });
-}
-
-function table(box, head, rows) {
-  const t = document.createElement("table");
-  const tr = el(el(t, "thead"), "tr");
-  for (const h of head) { const th = el(tr, "th"); th.scope = "col"; th.textContent = h; }
-  const body = el(t, "tbody");
-  for (const r of rows) {
-    const row = el(body, "tr");
-    r.forEach((c, j) => { const cell = el(row, j === 0 ? "th" : "td"); if (j === 0) cell.scope = "row"; cell.textContent = c; });
-  }
-  box.replaceChildren(t);
-}
-
-/** A chart named for a screen reader, with its table in a <details> below it. */
-function chart(parent, tableLabel, height) {
-  const fig = el(parent, "div", "itt-chart");
-  fig.setAttribute("role", "figure");
-  const plot = el(fig, "div");
-  plot.style.minHeight = `${height}px`;
-  const details = el(parent, "details", "itt-table");
-  el(details, "summary").textContent = tableLabel;
-  const box = el(details, "div", "itt-table-box");
-  return { fig, plot, box };
-}
-
-/** A native <select> with its label; options [[value, text]]. */
-function choice(parent, { label, options, value, testid }) {
-  const id = `itt-b${Math.random().toString(36).slice(2)}`;
-  const wrap = el(parent, "div", "itt-control");
-  const lab = el(wrap, "label", "itt-label");
-  lab.htmlFor = id;
-  lab.textContent = label;
-  const select = el(wrap, "select", "itt-select");
-  select.id = id;
-  if (testid) select.dataset.testid = testid;
-  for (const [v, text] of options) {
-    const o = el(select, "option");
-    o.value = String(v);
-    o.textContent = text;
-  }
-  select.value = String(value);
-  return select;
-}
-
-const SETTINGS = "block.settings";
-
 /** The settings the page store holds (a share link's values, sent by the server, win once). */
 function startSettings(data) {
-  const s = store();
-  const given = data.settings || {};
-  if (given.from_link && s.get("block.link") !== given.from_link) {
-    s.set("block.link", given.from_link);
-    s.set(SETTINGS, { resid_token: given.resid_token, lens_layer: given.lens_layer, lens_pos: given.lens_pos,
-      norm_token: given.norm_token });
-  }
-  return Object.assign({}, given, s.get(SETTINGS, {}));
+  return linkedSettings("block", data.settings || {}, ["resid_token", "lens_layer", "lens_pos", "norm_token"]);
 }
 
 function keep(values) {
-  store().set(SETTINGS, Object.assign({}, store().get(SETTINGS, {}), values));
+  keepSettings("block", values);
 }
 
 const clamp = (v, lo, hi, fallback) => (Number.isInteger(v) && v >= lo && v <= hi ? v : fallback);
+
+/** The token a part follows: a <select> of the text's tokens at the stored choice `name`, else the last. */
+function tokenPick(box, data, name) {
+  const T = data.tokens.length;
+  return select(box, { label: data.labels.token, options: data.tokens.map((tok, i) => [i, `${i}: ${tok}`]),
+    value: clamp(startSettings(data)[name], 0, T - 1, T - 1), testid: `block.${name}` });
+}
 
 // ------------------------------------------------------------------ one token through the norm
 
@@ -106,19 +55,11 @@ function normPart(box, data) {
   const L = data.labels;
   const lang = data.lang;
   const num = (v, d = null) => formatNumber(v, lang, d);
-  const st = startSettings(data);
-  const T = data.tokens.length;
-  const pick = choice(box, { label: L.token, options: data.tokens.map((tok, i) => [i, `${i}: ${tok}`]),
-    value: clamp(st.norm_token, 0, T - 1, T - 1), testid: "block.norm_token" });
+  const pick = tokenPick(box, data, "norm_token");
   const metrics = el(box, "div", "itt-metrics");
-  const cells = ["mean", "rms", "std", "length_in", "length_scaled"].map((name) => {
-    const m = el(metrics, "div", "itt-metric");
-    const label = el(m, "div", "itt-metric-label");
-    label.textContent = L[name];
-    if (name === "length_scaled") label.title = L.sqrt_d;
-    return el(m, "div", "itt-metric-value");
-  });
-  const c = chart(box, L.table, data.layout.height);
+  const cells = ["mean", "rms", "std", "length_in", "length_scaled"].map((name) =>
+    metric(metrics, { label: L[name], help: name === "length_scaled" ? L.sqrt_d : null }).value);
+  const c = chartBox(box, { tableLabel: L.table, height: data.layout.height });
   const gap = el(box, "p", "itt-help");
   const dims = Array.from({ length: data.weight.length }, (_, i) => i);
   const show = () => {
@@ -128,21 +69,18 @@ function normPart(box, data) {
     [num(mean, 3), num(rms, 3), num(std, 3), num(lenIn, 1), num(lenScaled, 2)].forEach((v, i) => { cells[i].textContent = v; });
     const x = unpackU16(data.x[tok]);
     const { rmsOut, layerOut } = normLines(x, data.weight, data.bias, mean, rms, std);
-    const esc = (s) => s.replace(/</g, "&lt;").replace(/>/g, "&gt;");
     const title = fill(L.title, { token: data.tokens[tok] });
     c.fig.setAttribute("aria-label", `${L.name}: ${title}`);
     const layout = JSON.parse(JSON.stringify(data.layout));
-    for (const note of layout.annotations || []) note.text = fill(note.text, { token: esc(data.tokens[tok]) });
+    for (const note of layout.annotations || []) note.text = fill(note.text, { token: plotlyText(data.tokens[tok]) });
     const line = (y, row, color, extra) => Object.assign({ type: "scatter", x: dims, y: Array.from(y), mode: "lines",
       line: { color }, xaxis: row === 1 ? "x" : `x${row}`, yaxis: row === 1 ? "y" : `y${row}` }, extra);
-    plotly(data.plotly).then((P) => P.react(c.plot, [
+    drawChart(c.plot, data.plotly, { data: [
       line(x, 1, data.palette[0], { name: "x", showlegend: false }),
       line(data.weight, 2, data.palette[2], { name: "g", showlegend: false }),
       line(rmsOut, 3, data.palette[1], { name: L.rms_name }),
       line(layerOut, 3, data.palette[3], { name: L.layer_name, line: { color: data.palette[3], dash: "dot" } })],
-    layout, data.config))
-      .then(() => { c.plot.style.minHeight = ""; box.dataset.drawn = String(tok); })
-      .catch(() => { c.plot.textContent = L.unavailable; });
+    layout }, data.config, L.unavailable).then((drawn) => { if (drawn) box.dataset.drawn = String(tok); });
     table(c.box, [L.dim, "x", "g", L.rms_name, L.layer_name], dims.map((i) => [num(i), num(x[i], 3),
       num(data.weight[i], 3), num(rmsOut[i], 3), num(layerOut[i], 3)]));
     gap.textContent = fill(L.gap, { diff: num(diff, 3), mean: num(mean, 3) });
@@ -158,7 +96,6 @@ function contribPart(box, data) {
   const L = data.labels;
   const lang = data.lang;
   const num = (v, d = null) => formatNumber(v, lang, d);
-  const st = startSettings(data);
   const T = data.tokens.length;
   const nL = data.n_layers;
   // Lengths travel as their base-10 logarithms (lib.payload.pack_u16): a few digits of each, at every scale.
@@ -166,9 +103,8 @@ function contribPart(box, data) {
   const attn = back(data.attn);  // [L, T]
   const mlp = back(data.mlp);  // [L, T]
   const resid = back(data.resid);  // [L+1, T]
-  const pick = choice(box, { label: L.token, options: data.tokens.map((tok, i) => [i, `${i}: ${tok}`]),
-    value: clamp(st.resid_token, 0, T - 1, T - 1), testid: "block.resid_token" });
-  const c = chart(box, L.table, 380);
+  const pick = tokenPick(box, data, "resid_token");
+  const c = chartBox(box, { tableLabel: L.table, height: 380 });
   const show = () => {
     const tok = Number(pick.value);
     keep({ resid_token: tok });
@@ -179,16 +115,14 @@ function contribPart(box, data) {
     const a = col(attn, nL);
     const m = col(mlp, nL);
     const r = col(resid, nL + 1);
-    const esc = (s) => s.replace(/</g, "&lt;").replace(/>/g, "&gt;");
-    plotly(data.plotly).then((P) => P.react(c.plot, [
+    drawChart(c.plot, data.plotly, { data: [
       { type: "bar", x: layers, y: a, name: L.attn, marker: { color: data.palette[1] } },
       { type: "bar", x: layers, y: m, name: L.mlp, marker: { color: data.palette[2] } },
       { type: "scatter", x: r.map((_, l) => l), y: r, name: L.resid, mode: "lines+markers", line: { color: data.palette[0] } }],
-    { barmode: "group", height: 380, autosize: true, margin: { l: 10, r: 10, t: 40, b: 10 }, separators: data.separators,
-      title: { text: esc(title) }, xaxis: { title: { text: L.x } }, yaxis: { title: { text: L.y }, type: "log" },
-      legend: { orientation: "h", y: -0.2 } }, data.config))
-      .then(() => { c.plot.style.minHeight = ""; box.dataset.drawn = String(tok); })
-      .catch(() => { c.plot.textContent = L.unavailable; });
+    layout: { barmode: "group", height: 380, autosize: true, margin: { l: 10, r: 10, t: 40, b: 10 }, separators: data.separators,
+      title: { text: plotlyText(title) }, xaxis: { title: { text: L.x } }, yaxis: { title: { text: L.y }, type: "log" },
+      legend: { orientation: "h", y: -0.2 } } }, data.config, L.unavailable)
+      .then((drawn) => { if (drawn) box.dataset.drawn = String(tok); });
     table(c.box, [L.x, L.attn, L.mlp, L.resid], r.map((v, l) => [num(l), l < nL ? num(a[l], 1) : "—",
       l < nL ? num(m[l], 1) : "—", num(v, 1)]));
     box.dataset.state = JSON.stringify({ resid_token: tok });
@@ -215,12 +149,12 @@ function lensPart(box, data) {
   const controls = el(box, "div", "itt-controls");
   const layer = slider(controls, { label: L.layer, min: 0, max: nL, step: 1, value: clamp(st.lens_layer, 0, nL, nL),
     format: (v) => num(v), testid: "block.lens_layer" });
-  const pos = choice(controls, { label: L.position, options: data.inputs.map((tok, i) => [i, `${data.positions[i]}: ${tok}`]),
+  const pos = select(controls, { label: L.position, options: data.inputs.map((tok, i) => [i, `${data.positions[i]}: ${tok}`]),
     value: clamp(st.lens_pos, 0, P - 1, P - 1), testid: "block.lens_pos" });
   const reading = el(box, "p", "itt-result");
   reading.setAttribute("aria-live", "polite");
   reading.dataset.testid = "block.lens.reading";
-  const c = chart(box, L.table, 340);
+  const c = chartBox(box, { tableLabel: L.table, height: 340 });
   const onTop = el(box, "p", "itt-help");
   const grid = el(box, "div", "itt-table-box itt-lens-table");
   grid.setAttribute("role", "region");
@@ -233,7 +167,7 @@ function lensPart(box, data) {
     keep({ lens_layer: l, lens_pos: i });
     const at = (layerIx, p, r) => (layerIx * P + p) * k + r;
     const final = words[data.final[i]];
-    rich(reading, L.reading, { layer: num(l), token: data.inputs[i], top: words[top[at(l, i, 0)]],
+    richText(reading, L.reading, { layer: num(l), token: data.inputs[i], top: words[top[at(l, i, 0)]],
       p: num(topP[at(l, i, 0)], 3), final, rank: num(finalRank[l * P + i] + 1), pf: num(finalP[l * P + i], 3) });
     onTop.textContent = fill(L.first_on_top, { layer: num(data.first_on_top[i]), final });
     // The final prediction's probability and rank at every layer, the chosen layer marked.
@@ -241,22 +175,19 @@ function lensPart(box, data) {
     const prob = layers.map((j) => finalP[j * P + i]);
     const rank = layers.map((j) => finalRank[j * P + i] + 1);
     const topRank = Math.log10(Math.max(10, Math.max(...rank) + 1));
-    const esc = (s) => s.replace(/</g, "&lt;").replace(/>/g, "&gt;");
     const title = fill(L.curve_title, { token: data.inputs[i], final });
     c.fig.setAttribute("aria-label", title);
-    plotly(data.plotly).then((Pl) => Pl.react(c.plot, [
-      { type: "scatter", x: layers, y: prob, mode: "lines+markers", name: esc(fill(L.prob, { final })),
+    drawChart(c.plot, data.plotly, { data: [
+      { type: "scatter", x: layers, y: prob, mode: "lines+markers", name: plotlyText(fill(L.prob, { final })),
         line: { color: data.palette[0] }, xaxis: "x", yaxis: "y" },
       { type: "scatter", x: layers, y: rank, mode: "lines", name: L.rank, line: { color: data.palette[1], dash: "dot" },
         xaxis: "x", yaxis: "y2" }],
-    { height: 340, autosize: true, margin: { l: 10, r: 10, t: 40, b: 10 }, separators: data.separators, title: { text: esc(title) },
+    layout: { height: 340, autosize: true, margin: { l: 10, r: 10, t: 40, b: 10 }, separators: data.separators, title: { text: plotlyText(title) },
       legend: { orientation: "h", y: -0.25 }, xaxis: { title: { text: L.x } },
-      yaxis: { title: { text: esc(fill(L.prob, { final })) }, range: [0, 1] },
+      yaxis: { title: { text: plotlyText(fill(L.prob, { final })) }, range: [0, 1] },
       yaxis2: { title: { text: L.rank }, type: "log", range: [topRank + 0.05, -0.05], dtick: 1, overlaying: "y", side: "right" },
-      shapes: [{ type: "line", x0: l, x1: l, xref: "x", y0: 0, y1: 1, yref: "paper", line: { color: data.palette[3], width: 2 } }] },
-    data.config))
-      .then(() => { c.plot.style.minHeight = ""; box.dataset.drawn = `${l},${i}`; })
-      .catch(() => { c.plot.textContent = L.unavailable; });
+      shapes: [{ type: "line", x0: l, x1: l, xref: "x", y0: 0, y1: 1, yref: "paper", line: { color: data.palette[3], width: 2 } }] } },
+    data.config, L.unavailable).then((drawn) => { if (drawn) box.dataset.drawn = `${l},${i}`; });
     table(c.box, [L.x, fill(L.prob, { final }), L.rank], layers.map((j) => [num(j), num(prob[j], 3), num(rank[j])]));
     // The chosen layer's top tokens at every position (the table the lesson reads).
     grid.setAttribute("aria-label", fill(L.table_title, { layer: num(l) }));
@@ -277,12 +208,6 @@ export function mount(root, data) {
   // The same data again (a rerun of the page): nothing to redo, the learner's choices stay.
   if (root.__ittKey === data.key) return;
   root.__ittKey = data.key;
-  // A host of our own: Streamlit keeps the component's stylesheet in another child of `root`.
-  let host = root.querySelector(":scope > .itt-host");
-  if (!host) host = el(root, "div", "itt-host");
-  host.replaceChildren();
-  const box = el(host, "div", `itt-view itt-block itt-block-${data.part}`);
-  box.dataset.testid = "ittView";
-  box.dataset.view = `block.${data.part}`;
+  const box = viewBox(viewHost(root), `itt-block itt-block-${data.part}`, `block.${data.part}`);
   ({ norm: normPart, contrib: contribPart, lens: lensPart })[data.part](box, data);
 }
