@@ -169,7 +169,7 @@ def test_unreachable_hub_falls_back_to_the_cache(hub, monkeypatch):
 
 
 def test_a_model_pre_downloaded_with_the_hf_command_loads_offline(hub, monkeypatch):
-    """docs/hub-models.md's classroom recipe: `hf download <id> --include ...` into the cache while
+    """docs/models.md's offline classroom recipe: `hf download <id> --include ...` into the cache while
     online, then the app with HF_HUB_OFFLINE=1 loads it without a single request."""
     import os
     import shutil

@@ -1,7 +1,7 @@
 """A hub model downloaded in the real browser: the loading bar shows the file, its bytes of the
 total, the speed and the time left while the weights arrive from a local stand-in of the hub
 (drivers/hub_standin.py, throttled), then the lessons run on the new model. Takes the picture of
-the bar for docs/hub-models.md (written there with UPDATE_SCREENSHOT=1, see save_screenshot).
+the bar for docs/models.md (written there with UPDATE_SCREENSHOT=1, see save_screenshot).
 """
 
 from __future__ import annotations
