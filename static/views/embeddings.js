@@ -9,7 +9,8 @@
 // two choices that read lib's results (`rowsAt`, `topNeighbours`) are held to lib by
 // tests/js/embeddings.test.js on fixtures tests/views_fixtures.py writes.
 
-import { el, fill, formatNumber, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
+import { chartBox, drawChart, el, fill, formatNumber, keepSettings, linkedSettings, metric, perFrame, plotlyText, radios,
+  slider, table, unpackU16, viewBox, viewHost } from "./common.js";
 
 // ------------------------------------------------------------------ what the view picks (pure)
 
@@ -35,58 +36,24 @@ export function clamp(v, lo, hi, fallback) {
 
 // ------------------------------------------------------------------ helpers
 
-const SETTINGS = "embeddings.settings";
+const FIELDS = ["dims", "k", "metric", "pca_add", "depth"];  // ui/share.py's IN_BROWSER for this lesson
 
 /** The settings the page store holds (a share link's values, sent by the server, win once). */
-function startSettings(data) {
-  const s = store();
-  const given = data.settings || {};
-  if (given.from_link && s.get("embeddings.link") !== given.from_link) {
-    s.set("embeddings.link", given.from_link);
-    const { dims, k, metric, pca_add, depth } = given;
-    s.set(SETTINGS, { dims, k, metric, pca_add, depth });
-  }
-  return Object.assign({}, given, s.get(SETTINGS, {}));
-}
+const startSettings = (data) => linkedSettings("embeddings", data.settings || {}, FIELDS);
+const keep = (values) => keepSettings("embeddings", values);
 
-function keep(values) {
-  store().set(SETTINGS, Object.assign({}, store().get(SETTINGS, {}), values));
-}
-
-const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-
-function table(box, head, rows) {
-  const t = document.createElement("table");
-  const tr = el(el(t, "thead"), "tr");
-  for (const h of head) { const th = el(tr, "th"); th.scope = "col"; th.textContent = h; }
-  const body = el(t, "tbody");
-  for (const r of rows) {
-    const row = el(body, "tr");
-    r.forEach((c, j) => { const cell = el(row, j === 0 ? "th" : "td"); if (j === 0) cell.scope = "row"; cell.textContent = c; });
-  }
-  box.replaceChildren(t);
-}
-
-/** A chart named for a screen reader, with its table in a <details> below it; the table is built
- * when opened (and again at each move while open). */
+/** A chart and its table alternative (chartBox); the table is built when opened, and again at each
+ * move while open: a closed table costs nothing. */
 function chart(parent, name, tableLabel, height) {
-  const fig = el(parent, "div", "itt-chart");
-  fig.setAttribute("role", "figure");
-  fig.setAttribute("aria-label", name);
-  const plot = el(fig, "div");
-  plot.style.minHeight = `${height}px`;
-  const details = el(parent, "details", "itt-table");
-  el(details, "summary").textContent = tableLabel;
-  const box = el(details, "div", "itt-table-box");
+  const c = chartBox(parent, { label: name, tableLabel, height });
   let build = null;
-  details.addEventListener("toggle", () => { if (details.open && build) build(); });
-  return { fig, plot, box, details, table(fn) { build = fn; if (details.open) fn(); } };
+  c.details.addEventListener("toggle", () => { if (c.details.open && build) build(); });
+  return Object.assign(c, { table(fn) { build = fn; if (c.details.open) fn(); } });
 }
 
 function draw(data, c, traces, layout, drawn, box) {
-  plotly(data.plotly).then((P) => P.react(c.plot, traces, Object.assign({ separators: data.separators }, layout), data.config))
-    .then(() => { c.plot.style.minHeight = ""; box.dataset.drawn = drawn; })
-    .catch(() => { c.plot.textContent = data.labels.unavailable; });
+  drawChart(c.plot, data.plotly, { data: traces, layout: Object.assign({ separators: data.separators }, layout) },
+    data.config, data.labels.unavailable).then((ok) => { if (ok) box.dataset.drawn = drawn; });
 }
 
 // ------------------------------------------------------------------ the table's rows
@@ -106,7 +73,7 @@ function rowsPart(box, data) {
     const d = Number(dims.value);
     keep({ dims: d });
     const z = rowsAt(values, names.length, nDims, d);
-    const y = names.map(esc);
+    const y = names.map(plotlyText);
     draw(data, c, [{ type: "heatmap", z, x: Array.from({ length: d }, (_, j) => j), y, colorscale: data.colorscale,
       zmid: 0, hovertemplate: `${L.hover}<extra></extra>` }],
     { height, margin: { l: 10, r: 10, t: 30, b: 10 }, xaxis: { title: { text: L.x } },
@@ -121,23 +88,6 @@ function rowsPart(box, data) {
 
 // ------------------------------------------------------------------ the nearest tokens
 
-/** Native radio buttons in a fieldset with its legend; returns the inputs. */
-function radios(parent, { label, options, value, name }) {
-  const set = el(parent, "fieldset", "itt-control itt-radios");
-  el(set, "legend", "itt-label").textContent = label;
-  const row = el(set, "div", "itt-radio-row");
-  set.dataset.testid = name;
-  // One name for the group: one Tab stop, the arrow keys move the choice.
-  const group = `${name}-${Math.random().toString(36).slice(2)}`;
-  return options.map(([v, text]) => {
-    const lab = el(row, "label", "itt-radio");
-    const input = el(lab, "input");
-    Object.assign(input, { type: "radio", name: group, value: v, checked: v === value });
-    lab.appendChild(document.createTextNode(text));
-    return input;
-  });
-}
-
 function neighboursPart(box, data) {
   const L = data.labels;
   const num = (v, d = null) => formatNumber(v, data.lang, d);
@@ -146,24 +96,25 @@ function neighboursPart(box, data) {
   const k = slider(controls, { label: L.k, min: data.k_min, max: data.k_max, step: 1,
     value: clamp(st.k, data.k_min, data.k_max, 10), format: (v) => num(v), testid: "embeddings.k" });
   const metrics = Object.keys(data.neighbours);
-  const inputs = radios(controls, { label: L.metric, options: metrics.map((m) => [m, L.metrics[m]]),
-    value: metrics.includes(st.metric) ? st.metric : metrics[0], name: "embeddings.metric" });
-  const box2 = el(box, "div", "itt-table-box itt-table");
-  box2.setAttribute("role", "region");
-  box2.setAttribute("aria-label", L.caption);
-  box2.dataset.testid = "embeddings.neighbours_table";
+  const measure = radios(controls, { label: L.metric, options: metrics.map((m) => [m, L.metrics[m]]),
+    value: metrics.includes(st.metric) ? st.metric : metrics[0], name: "embeddings.metric", testid: "embeddings.metric" });
+  // The neighbours are the section's content: their table is shown, not folded away.
+  const list = el(box, "div", "itt-table-box itt-table");
+  list.setAttribute("role", "region");
+  list.setAttribute("aria-label", L.caption);
+  list.dataset.testid = "embeddings.neighbours_table";
   const show = () => {
     const n = Number(k.value);
-    const metric = (inputs.find((i) => i.checked) || inputs[0]).value;
-    keep({ k: n, metric });
-    table(box2, [L.rank, L.token, L.id, L.cosine, L.distance], topNeighbours(data.neighbours, metric, n).map((r) =>
+    const by = measure.value();
+    keep({ k: n, metric: by });
+    table(list, [L.rank, L.token, L.id, L.cosine, L.distance], topNeighbours(data.neighbours, by, n).map((r) =>
       [num(r.rank), r.token, String(r.id), num(r.cosine, 3), num(r.distance, 3)]));
-    box.dataset.state = JSON.stringify({ k: n, metric });
-    box.dataset.drawn = `${n},${metric}`;
+    box.dataset.state = JSON.stringify({ k: n, metric: by });
+    box.dataset.drawn = `${n},${by}`;
   };
   const later = perFrame(show);
   k.addEventListener("input", later);
-  for (const i of inputs) i.addEventListener("change", later);
+  for (const i of measure.inputs) i.addEventListener("change", later);
   show();
 }
 
@@ -190,7 +141,7 @@ function pcaPart(box, data) {
       const sel = p.is_word.map((w, i) => (w === kind ? i : -1)).filter((i) => i >= 0);
       if (!sel.length) continue;
       traces.push({ type: "scatter", x: sel.map((i) => p.x[i]), y: sel.map((i) => p.y[i]),
-        mode: kind ? "markers+text" : "markers", text: sel.map((i) => esc(p.names[i])), textposition: "top center",
+        mode: kind ? "markers+text" : "markers", text: sel.map((i) => plotlyText(p.names[i])), textposition: "top center",
         name: kind ? L.words : L.neighbours, marker: { size, color: colour }, hovertemplate: "%{text}<extra></extra>" });
     }
     draw(data, c, traces, { height: 460, margin: { l: 10, r: 10, t: 30, b: 10 },
@@ -215,14 +166,7 @@ function depthPart(box, data) {
   const depth = slider(box, { label: L.depth, min: 0, max: nL, step: 1, value: clamp(st.depth, 0, nL, nL),
     format: (v) => num(v), testid: "embeddings.depth" });
   const metrics = el(box, "div", "itt-metrics");
-  const cells = [0, 1, 2].map(() => {
-    const m = el(metrics, "div", "itt-metric");
-    const label = el(m, "div", "itt-metric-label");
-    const value = el(m, "div", "itt-metric-value");
-    const delta = el(m, "div", "itt-metric-delta");
-    return { label, value, delta };
-  });
-  cells[0].value.dataset.testid = "embeddings.cos_ab";
+  const cells = [metric(metrics, { testid: "embeddings.cos_ab", delta: true }), metric(metrics), metric(metrics)];
   const c = chart(box, L.name, L.table, 320);
   const depths = Array.from({ length: nL + 1 }, (_, j) => j);
   const show = () => {
@@ -256,12 +200,6 @@ export function mount(root, data) {
   // The same data again (a rerun of the page): nothing to redo, the learner's choices stay.
   if (root.__ittKey === data.key) return;
   root.__ittKey = data.key;
-  // A host of our own: Streamlit keeps the component's stylesheet in another child of `root`.
-  let host = root.querySelector(":scope > .itt-host");
-  if (!host) host = el(root, "div", "itt-host");
-  host.replaceChildren();
-  const box = el(host, "div", `itt-view itt-embeddings itt-embeddings-${data.part}`);
-  box.dataset.testid = "ittView";
-  box.dataset.view = `embeddings.${data.part}`;
+  const box = viewBox(viewHost(root), `itt-embeddings itt-embeddings-${data.part}`, `embeddings.${data.part}`);
   ({ rows: rowsPart, neighbours: neighboursPart, pca: pcaPart, depth: depthPart })[data.part](box, data);
 }
