@@ -24,6 +24,9 @@ Pages
   coordinates, the request carrying the click: `sends=selects(...)`) and its run started and ended.
   None sleeps a fixed time.
 - `wait_for_app(page, text=None)`: settle, then wait for `text`.
+- `share_link(page, label, carries)`: the share dialog's link, once it carries what the page's views
+  hold (finished in the browser); `views_fit(page)`: no chart, table or chips of a browser view
+  reaches past the window (after it narrowed).
 - `save_screenshot(page, name, tmp_path)`: a picture for docs/ (the README's, the hub's bar), saved
   in the test's own folder; UPDATE_SCREENSHOT=1 saves it in docs/ instead, to refresh the pictures.
 
@@ -572,6 +575,50 @@ def goto(page, url: str, text: str | None = None, timeout: int = APP_TIMEOUT_MS)
         page.wait_for_function("document.documentElement.dataset.ittProgress === 'ready'",
                                timeout=timeout)
         settle(page, timeout)
+
+
+def share_link(page, label: str, carries: str, timeout: int = APP_TIMEOUT_MS) -> str:
+    """Open the share dialog by its button `label`, wait until its link (finished in the browser by
+    static/views/link.js with what only the views know) matches the pattern `carries`, close the
+    dialog; return the link.
+
+    Example: link = share_link(page, en["share.button"], r"temperature=2(&|$)")
+    """
+    from playwright.sync_api import expect
+
+    click(page, page.get_by_role("button", name=label))
+    url = page.locator('[data-testid="app.share.url"]')
+    expect(url).to_have_value(re.compile(carries), timeout=timeout)
+    link = url.input_value()
+    page.keyboard.press("Escape")
+    expect(url).to_have_count(0)
+    return link
+
+
+# Whatever of a browser view is wider than the window: its charts redraw at the window's width, its
+# tables scroll inside their own box, its chips wrap.
+_TOO_WIDE = """() => {
+  const w = document.documentElement.clientWidth;
+  const out = [];
+  for (const v of document.querySelectorAll('[data-testid="ittView"]')) {
+    for (const e of [v, ...v.querySelectorAll('.itt-chart svg.main-svg, .itt-table-box, .tok-chips')]) {
+      const r = e.getBoundingClientRect();
+      if (r.width > 0 && r.right > w + 1) out.push(`${v.dataset.view} ${e.className.baseVal ?? e.className} ${Math.round(r.right)} > ${w}`);
+    }
+  }
+  return out;
+}"""
+
+
+def views_fit(page, timeout: int = 10_000) -> None:
+    """Wait until no browser view, nor any chart, table box or chips in one, reaches past the
+    window's right edge (after the window narrowed, the charts redraw); fail naming what does."""
+    from playwright.sync_api import TimeoutError as PwTimeout
+
+    try:
+        page.wait_for_function(f"() => ({_TOO_WIDE})().length === 0", timeout=timeout)
+    except PwTimeout:
+        raise AssertionError(f"wider than the window: {page.evaluate(_TOO_WIDE)}") from None
 
 
 def save_screenshot(page, name: str, tmp_path: Path) -> Path:

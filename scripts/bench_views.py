@@ -332,6 +332,15 @@ def switch(page, en: dict, lesson: str, wire: Wire) -> Visit:
     return v
 
 
+def finished(m: Moves, server: Server, wire: Wire, cpu0: float, frames0: int, moves: int) -> Moves:
+    """`m` with the server's CPU and the frames the browser sent since `cpu0` and `frames0`, and a
+    note when fewer than `moves` moves were timed."""
+    m.cpu_ms, m.frames = server.cpu_ms() - cpu0, wire.sent_frames - frames0
+    if len(m.ms) < moves:
+        m.notes.add(f"{len(m.ms)} of {moves} moves")
+    return m
+
+
 def move_view_control(page, wire: Wire, server: Server, loc, info: dict, lesson: str, moves: int) -> Moves:
     runs = runs_of(page)
     name = info["testid"] or f"{info['view']}: {info['label'][:40]}"
@@ -363,10 +372,7 @@ def move_view_control(page, wire: Wire, server: Server, loc, info: dict, lesson:
                 break
         m.ms.append(r["end"] - r["t0"])
         up = not up
-    m.cpu_ms, m.frames = server.cpu_ms() - cpu0, wire.sent_frames - frames0
-    if len(m.ms) < moves:
-        m.notes.add(f"{len(m.ms)} of {moves} moves")
-    return m
+    return finished(m, server, wire, cpu0, frames0, moves)
 
 
 def move_widget(page, wire: Wire, server: Server, spec, lesson: str, moves: int) -> Moves | None:
@@ -412,10 +418,7 @@ def move_widget(page, wire: Wire, server: Server, spec, lesson: str, moves: int)
             m.notes.add(f"not still within {STILL_MAX_MS} ms")
         m.ms.append(r["end"] - r["t0"])
         up = not up
-    m.cpu_ms, m.frames = server.cpu_ms() - cpu0, wire.sent_frames - frames0
-    if len(m.ms) < moves:
-        m.notes.add(f"{len(m.ms)} of {moves} moves")
-    return m
+    return finished(m, server, wire, cpu0, frames0, moves)
 
 
 # --- the run ------------------------------------------------------------------------------

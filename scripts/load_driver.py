@@ -63,6 +63,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 from lib.settings import replica_env  # noqa: E402
 from measure_rss import status_mb  # noqa: E402  (scripts/measure_rss.py)
 from render import healthy  # noqa: E402  (deploy/nginx/render.py: the one health probe)
+from drivers.browser import stop_process  # noqa: E402
 from drivers.stclient import Learner, StreamlitProtocolError, heatmap_tokens  # noqa: E402
 
 GOAL_P95_S = 2.0
@@ -164,12 +165,7 @@ class Servers:
 
     def stop(self) -> None:
         for proc in reversed(self.procs):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+            stop_process(proc)
         if self.tmp:
             shutil.rmtree(self.tmp, ignore_errors=True)
 

@@ -16,7 +16,7 @@ import re
 import pytest
 
 from lib import i18n
-from drivers.browser import APP_TIMEOUT_MS, click, goto, loose, runs_of, settle
+from drivers.browser import APP_TIMEOUT_MS, click, goto, loose, runs_of, settle, share_link, views_fit
 
 pytestmark = pytest.mark.e2e
 
@@ -24,20 +24,6 @@ LENS = '[data-testid="ittView"][data-view="block.lens"]'
 NORM = '[data-testid="ittView"][data-view="block.norm"]'
 CONTRIB = '[data-testid="ittView"][data-view="block.contrib"]'
 
-
-# Whatever of a view is wider than the window once it narrows (its charts redraw at the new width,
-# its tables scroll inside their own box).
-TOO_WIDE = """() => {
-  const w = document.documentElement.clientWidth;
-  const out = [];
-  for (const v of document.querySelectorAll('[data-testid="ittView"]')) {
-    for (const e of [v, ...v.querySelectorAll('.itt-chart svg.main-svg, .itt-table-box, .tok-chips')]) {
-      const r = e.getBoundingClientRect();
-      if (r.width > 0 && r.right > w + 1) out.push(`${v.dataset.view} ${e.className.baseVal ?? e.className} ${Math.round(r.right)} > ${w}`);
-    }
-  }
-  return out;
-}"""
 
 
 def reading(lang: str, layer: int) -> str:
@@ -107,13 +93,8 @@ def test_the_lens_and_the_token_answer_in_the_browser(page, app_url):
     assert runs_of(page).sent == sent, "a view-only move sent something to the server"
 
     # The share dialog's link carries what only the browser knows.
-    click(page, page.get_by_role("button", name=en["share.button"]))
-    url = page.locator('[data-testid="app.share.url"]')
-    expect(url).to_have_value(re.compile(r"lens_layer=2(&|$)"), timeout=APP_TIMEOUT_MS)
-    assert "lens_pos=0" in url.input_value() and "resid_token=1" in url.input_value()
-    assert "norm_token=0" in url.input_value()
-    page.keyboard.press("Escape")
-    expect(url).to_have_count(0)
+    link = share_link(page, en["share.button"], r"lens_layer=2(&|$)")
+    assert "lens_pos=0" in link and "resid_token=1" in link and "norm_token=0" in link
 
     # A reload finds the choices where the learner left them.
     page.reload()
@@ -124,5 +105,5 @@ def test_the_lens_and_the_token_answer_in_the_browser(page, app_url):
     expect(page.locator(LENS)).to_have_attribute("data-state", '{"lens_layer":2,"lens_pos":0}', timeout=APP_TIMEOUT_MS)
     # A phone's width: the views follow the window (charts redrawn narrower, tables scrolling in their box).
     page.set_viewport_size({"width": 390, "height": 900})
-    page.wait_for_function(f"() => ({TOO_WIDE})().length === 0", timeout=10_000)
+    views_fit(page)
     assert page.locator('[data-testid="stException"]').count() == 0

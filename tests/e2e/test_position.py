@@ -10,13 +10,12 @@ reload finds them where the learner left them.
 from __future__ import annotations
 
 import math
-import re
 
 import pytest
 
 from lib import i18n
 from lib.quiz import format_number
-from drivers.browser import APP_TIMEOUT_MS, click, goto, runs_of, settle, slide
+from drivers.browser import APP_TIMEOUT_MS, goto, runs_of, settle, share_link, slide
 
 pytestmark = pytest.mark.e2e
 
@@ -95,13 +94,9 @@ def test_the_rope_view_answers_in_the_browser(page, app_url):
     expect(live).to_have_attribute("data-drawn", '{"head":8,"live_pair":0,"which":"k"}')
 
     # The share dialog's link carries what only the browser knows.
-    click(page, page.get_by_role("button", name=en["share.button"]))
-    url = page.locator('[data-testid="app.share.url"]')
-    expect(url).to_have_value(re.compile(r"[?&]m=7(&|$)"), timeout=APP_TIMEOUT_MS)
+    link = share_link(page, en["share.button"], r"[?&]m=7(&|$)")
     for part in ("n=8191", "head=8", "which=k", "layer=3"):
-        assert part in url.input_value(), part
-    page.keyboard.press("Escape")
-    expect(url).to_have_count(0)
+        assert part in link, part
 
     # A reload finds the settings where the learner left them.
     page.reload()

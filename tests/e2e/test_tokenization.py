@@ -9,12 +9,10 @@ a reload finds the steps and settings where the learner left them; a share link 
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from lib import i18n
-from drivers.browser import APP_TIMEOUT_MS, click, goto, runs_of, settle
+from drivers.browser import APP_TIMEOUT_MS, click, goto, runs_of, settle, share_link, views_fit
 
 pytestmark = pytest.mark.e2e
 
@@ -22,20 +20,6 @@ BUILD = '[data-testid="ittView"][data-view="tokenization.build"]'
 REAL = '[data-testid="ittView"][data-view="tokenization.real"]'
 PAIR = '[data-testid="ittView"][data-view="tokenization.pair"]'
 
-
-# Whatever of a view is wider than the window once it narrows (its charts redraw at the new width,
-# its tables scroll inside their own box).
-TOO_WIDE = """() => {
-  const w = document.documentElement.clientWidth;
-  const out = [];
-  for (const v of document.querySelectorAll('[data-testid="ittView"]')) {
-    for (const e of [v, ...v.querySelectorAll('.itt-chart svg.main-svg, .itt-table-box, .tok-chips')]) {
-      const r = e.getBoundingClientRect();
-      if (r.width > 0 && r.right > w + 1) out.push(`${v.dataset.view} ${e.className.baseVal ?? e.className} ${Math.round(r.right)} > ${w}`);
-    }
-  }
-  return out;
-}"""
 
 
 def test_the_animations_answer_in_the_browser_and_the_replay_reaches_the_tokenizer(page, app_url):
@@ -107,12 +91,8 @@ def test_the_animations_answer_in_the_browser_and_the_replay_reaches_the_tokeniz
     assert runs_of(page).sent == sent, "a view-only move sent something to the server"
 
     # The share dialog's link carries what only the browser knows.
-    click(page, page.get_by_role("button", name=en["share.button"]))
-    url = page.locator('[data-testid="app.share.url"]')
-    expect(url).to_have_value(re.compile(r"target=300(&|$)"), timeout=APP_TIMEOUT_MS)
-    assert "view=raw" in url.input_value() and "ids=false" in url.input_value()
-    page.keyboard.press("Escape")
-    expect(url).to_have_count(0)
+    link = share_link(page, en["share.button"], r"target=300(&|$)")
+    assert "view=raw" in link and "ids=false" in link
 
     # A reload finds the steps and the settings where the learner left them.
     page.reload()
@@ -121,5 +101,5 @@ def test_the_animations_answer_in_the_browser_and_the_replay_reaches_the_tokeniz
     expect(page.locator(REAL).locator(".tok-chip")).to_have_count(len(expected))
     # A phone's width: the views follow the window (charts redrawn narrower, tables scrolling in their box).
     page.set_viewport_size({"width": 390, "height": 900})
-    page.wait_for_function(f"() => ({TOO_WIDE})().length === 0", timeout=10_000)
+    views_fit(page)
     assert page.locator('[data-testid="stException"]').count() == 0
