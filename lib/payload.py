@@ -9,6 +9,9 @@ probability: float16 would give up to 0.016 on the largest logits, 1.6 % on a pr
 - `pack_u16(values) -> dict`: {"b64", "lo", "scale", "n"}, what static/views/common.js `unpackU16`
   reads (little-endian, as every browser's typed arrays on the machines the course runs on).
 - `unpack_u16(packed) -> np.ndarray`: the inverse, for tests and for checking a payload.
+- `pack_f32(values) -> dict`: float32, little-endian, in base64 ({"b64", "n"}), where a view's
+  maths needs the numbers themselves (7 significant digits; the attention lesson's flash
+  bookkeeping reruns the online softmax on a head's scores); `unpack_f32` reads it back.
 
 Deliberately left out: -inf, nan (a view's data is finite: a masked score is sent as its mask),
 compression beyond this (the websocket's own compression, where on, does the rest).
@@ -68,3 +71,22 @@ def unpack_ints(packed: dict) -> np.ndarray:
     if q.size != packed["n"]:
         raise ValueError(f"payload holds {q.size} values, says {packed['n']}")
     return q.astype(np.int64)
+
+
+def pack_f32(values: Any) -> dict:
+    """Finite values as little-endian float32 in base64 (4 bytes each, a relative error of 6e-8).
+
+    Example: unpack_f32(pack_f32([0.5, -2.0])) -> [0.5, -2.0]
+    """
+    x = np.asarray(values, dtype=np.float64).ravel()
+    if not np.isfinite(x).all():
+        raise ValueError("pack_f32 takes finite numbers")
+    return {"b64": base64.b64encode(x.astype("<f4").tobytes()).decode("ascii"), "n": int(x.size)}
+
+
+def unpack_f32(packed: dict) -> np.ndarray:
+    """The values a view decodes from `pack_f32`'s dict (float64)."""
+    q = np.frombuffer(base64.b64decode(packed["b64"]), dtype="<f4")
+    if q.size != packed["n"]:
+        raise ValueError(f"payload holds {q.size} values, says {packed['n']}")
+    return q.astype(np.float64)

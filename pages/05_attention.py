@@ -7,7 +7,6 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 
 import streamlit as st
 
-from lib import attention as att
 from lib.bertviz_view import SIZE_TOKENS, weights_bytes
 from lib.capture import DEFAULT_MAX_TOKENS
 from ui import attention_view as view
@@ -33,8 +32,8 @@ model_mark = follow.inputs_mark(core.model_name())  # sections below that read o
 @st.fragment(key=view.LIVE_SECTION)
 def live() -> None:
     """The chosen head, drawn in the browser (static/views/attention.js): a head move runs nothing
-    here; a layer the browser has not been sent reruns this section alone. The sections below that
-    draw the head follow it when the learner reaches them (ui/follow.py)."""
+    here; a layer the browser has not been sent reruns this section and the three below that draw
+    the head (the formula, the mask, flash attention), which follow the head in the browser."""
     layer, head = view.chosen_head(cap.n_layers, cap.n_heads)
     view.heatmap_cut(cap)
     views.view("attention", view.LAYER_KEY, view.live_data(cap, layer, head), on_layer_change=view.take_layer)
@@ -66,38 +65,25 @@ def bertviz() -> None:
             view.bertviz_section(core.model_name(), cap, layer)
 
 
+# The formula, the unmasked heatmap and flash attention draw the chosen head in the browser
+# (static/views/attention_steps.js): every head of the layer is sent once, a head move, a tab, a tile
+# size or a tile step runs nothing here; the live view's layer trigger reruns these three with it.
 @st.fragment(key="attention.formula")
 def formula() -> None:
-    layer, head, scale = view.selected(lm, cap)
-    with follow.when_reached("attention.formula_box", mark, "attention.head", f"{layer}:{head}",
-                             on_value=view.set_chosen) as now:
-        if not now:
-            return
-        steps = view.steps_of(cap, layer, head, scale)
-        view.check_against_model(cap, steps, layer, head)
-        out = view.layer_output(core.model_name(), cap.text, DEFAULT_MAX_TOKENS, layer)
-        view.formula_steps(cap, steps, out, head)
-        st.caption(t("attention.step.proj_module", module=view.proj_name(lm, layer), layer=num(layer)))
+    layer, head, _ = view.selected(lm, cap)
+    views.view(view.STEP_VIEW, "attention.formula_view", view.steps_data(cap, layer, head, "formula"))
 
 
 @st.fragment(key="attention.mask")
 def mask() -> None:
-    layer, head, scale = view.selected(lm, cap)
-    with follow.when_reached("attention.mask_box", mark, "attention.head", f"{layer}:{head}",
-                             on_value=view.set_chosen) as now:
-        if not now:
-            return
-        view.mask_section(cap, scale, layer, head)
+    layer, head, _ = view.selected(lm, cap)
+    views.view(view.STEP_VIEW, "attention.mask_view", view.steps_data(cap, layer, head, "mask"))
 
 
 @st.fragment(key="attention.flash")
 def flash() -> None:
-    layer, head, scale = view.selected(lm, cap)
-    with follow.when_reached("attention.flash_box", mark, "attention.head", f"{layer}:{head}",
-                             on_value=view.set_chosen) as now:
-        if not now:
-            return
-        view.flash_section(core.model_name(), cap, layer, head, view.steps_of(cap, layer, head, scale).out)
+    layer, head, _ = view.selected(lm, cap)
+    views.view(view.STEP_VIEW, "attention.flash_view", view.steps_data(cap, layer, head, "flash"))
 
 
 if cap is not None:

@@ -34,6 +34,56 @@ def heads(at) -> dict | None:
     return view_data(at, "attention.view")
 
 
+def steps(at, part: str) -> dict | None:
+    """What one of the sections drawing the head in the browser was sent (static/views/attention_steps.js):
+    "formula", "mask" or "flash", every head of the chosen layer."""
+    return view_data(at, f"attention.{part}_view")
+
+
+def check_steps_against_lib(at, real, cap, layer: int) -> None:
+    """The three sections' data for `layer`, every head, against lib on a fresh capture: the
+    formula's matrices (cut to what the tables show), the model's check, the heads put together,
+    the weights without the mask, flash attention's scores and its tiled runs."""
+    from lib.payload import unpack_f32
+
+    formula, masked, flash = (steps(at, p) for p in ("formula", "mask", "flash"))
+    scale = att.module_scale(real, layer)
+    assert formula["layer"] == masked["layer"] == flash["layer"] == layer
+    n, d = formula["n"], formula["d"]
+    assert (n, d) == (min(cap.n_tokens, view.STEP_TOKENS), min(cap.q.shape[-1], view.STEP_DIMS))
+    nf = flash["n"]
+    lower = np.tril_indices(nf)
+    sent_scores = unpack_f32(flash["scores"]).reshape(cap.n_heads, -1)
+    for h in range(cap.n_heads):
+        s = att.capture_head_steps(cap, layer, h, scale=scale)
+        for name in ("q", "k", "v", "out"):
+            np.testing.assert_allclose(formula["heads"][h][name], getattr(s, name)[:n, :d], rtol=1e-6, atol=1e-9)
+        for name in ("scores", "scaled", "weights"):
+            np.testing.assert_allclose(formula["heads"][h][name], getattr(s, name)[:n, :n], rtol=1e-6, atol=1e-9)
+        diff = float(re.search(r"([0-9.]+e[-+][0-9]+)", formula["heads"][h]["check"]).group(1))
+        assert diff < 1e-4 and formula["heads"][h]["ok"]
+        np.testing.assert_array_equal(np.array(formula["mask"]).reshape(n, n).astype(bool), s.mask[:n, :n])
+        if masked["weights"] is not None:
+            free = att.capture_head_steps(cap, layer, h, scale=scale, causal=False)
+            m = masked["n"]
+            got = unpack_u16(masked["weights"]).reshape(cap.n_heads, m, m)[h]
+            np.testing.assert_allclose(got, free.weights[:m, :m], atol=masked["weights"]["scale"])
+            future = (free.weights * ~att.causal_mask(cap.n_tokens)).sum(-1)[:-1].mean()
+            assert masked["future"][h] == pytest.approx(future, rel=1e-9)
+        # Flash attention: the view walks the tiles on these scores (tests/js pins the walk to lib);
+        # each tile size's difference from the naive result is lib's own tiled run's.
+        np.testing.assert_allclose(sent_scores[h], s.scaled[:nf, :nf][lower], rtol=1e-6, atol=1e-6)
+        q, k, v = (x[:nf] for x in (cap.query(layer, h), cap.key(layer, h), cap.value(layer, h)))
+        for option in flash["options"]:
+            run = att.flash_attention(q, k, v, option["block"], option["block"], scale=scale, window=cap.layer_window(layer))
+            assert float(option["diff"][h]) < 1e-9
+            assert (option["naive"], option["tiled"]) == (run.naive_bytes, run.tiled_bytes)
+    assert [o["block"] for o in flash["options"]] == view.block_options(nf)
+    out = att.layer_output(real, cap, layer)
+    np.testing.assert_allclose(formula["share"], np.linalg.norm(out.per_head, axis=-1).mean(-1), rtol=1e-5)
+    np.testing.assert_allclose(formula["o"], out.out[:n, :d], rtol=1e-5, atol=1e-6)
+
+
 def chosen(at) -> tuple[int, int]:
     data = heads(at)
     return data["chosen"]["layer"], data["chosen"]["head"]
@@ -94,60 +144,40 @@ def test_page_shows_the_live_heads_in_both_languages(lang, real, example):
         assert (best is not None) == said["clear"]
         if best is not None:
             assert said["said"] == i18n.fill(labels[f"attention.pattern.is.{best}"], share=str(round(100 * scores[best][h])))
-    # The page's own check: its recomputation equals the model's weights to 1e-4.
-    check = next(s.value for s in at.success if s.value.startswith(prefix(labels["attention.check"])))
-    assert float(re.search(r"([0-9.]+e[-+][0-9]+)", check).group(1)) < 1e-4
-    # The flash demonstration equals the naive result, shown as a metric.
+    # The formula, the unmasked heatmap and flash attention are browser views sent every head of
+    # the layer: the page's own check (its recomputation equals the model's weights to 1e-4), the
+    # step matrices, the weights without the mask, the tiled runs, all against lib.
+    check_steps_against_lib(at, real, cap, layer)
+    formula = steps(at, "formula")
+    assert formula["labels"]["tab_softmax"] == labels["attention.step.softmax"]
+    assert formula["proj"] == i18n.fill(labels["attention.step.proj_module"], module="self_attn.o_proj", layer=str(layer))
+    assert steps(at, "flash")["labels"]["diff"] == labels["attention.flash.diff"]
     metrics = {m.label: m.value for m in at.metric}
-    assert float(metrics[labels["attention.flash.diff"]]) < 1e-9
     assert metrics[labels["attention.gqa.saving"]].startswith("3")
-    # Pattern table, step matrices, and every chart; bertviz on demand (below).
-    assert len(at.tabs) >= 7
+    # Every Streamlit chart; bertviz on demand (below).
     assert len(at.get("iframe")) == 0
     keys = set(chart_keys(at))
-    assert {"attention.overview", "attention.gqa_chart", "attention.mask_chart",
-            "attention.unmasked_chart", "attention.scaling_chart", "attention.cost_chart",
-            "attention.memory_chart", "attention.flash_chart"} <= keys
+    assert {"attention.overview", "attention.gqa_chart", "attention.mask_chart", "attention.scaling_chart",
+            "attention.cost_chart", "attention.memory_chart"} <= keys
     assert any(s.value.startswith(prefix(labels["attention.gqa.shared"])) for s in at.success)
-    assert prefix(labels["attention.step.proj_module"]) in body  # the projection named in the course's words
 
 
-def test_formula_builds_only_the_open_tab_and_each_tab_opens(real, example):
-    """The formula's tabs track which one is open: a move builds that tab alone."""
-    from lib import attention as att
-
+def test_the_head_sections_get_every_head_of_the_layer_once(real, example):
+    """The formula's tabs, the unmasked heatmap and flash attention are drawn in the browser from
+    every head of the layer: a head move changes nothing the server sends (the same data key, so
+    nothing is sent again), a layer move sends that layer's."""
     at = start("en", PAGE, text=i18n.ui("en")["text.example"])
-    labels = i18n.ui("en")
     layer, head = chosen(at)
-    n = min(example.n_tokens, 6)  # STEP_TOKENS
-    rows = [f"{i}·{tok}" for i, tok in enumerate(example.tokens[:n])]
-
-    def step_tables() -> list:  # the formula's matrices: rows are the first tokens
-        return [df.value for df in at.dataframe if list(df.value.index) == rows]
-
-    def charts() -> set[str]:
-        return set(chart_keys(at))
-
-    assert len(step_tables()) == 3 and "attention.step.concat_chart" not in charts()  # Q, K, V only
-    steps = att.capture_head_steps(example, layer, head, scale=att.module_scale(real, layer))
-    for step, matrix in (("softmax", steps.weights), ("scores", steps.scores)):
-        at.session_state["attention.step_tab"] = labels[f"attention.step.{step}"]
-        at.run()
-        assert not at.exception, at.exception
-        (table,) = step_tables()  # that tab's matrix alone, with the model's numbers
-        digits = 3 if step == "softmax" else 2
-        shown = table.to_numpy()
-        for i in range(n):
-            for j in range(n):
-                want = matrix[i, j]
-                assert shown[i, j] == ("−∞" if np.isneginf(want) else f"{round(float(want), digits):g}") or \
-                    abs(float(shown[i, j]) - want) <= 10 ** -digits, (step, i, j)
-    at.session_state["attention.step_tab"] = labels["attention.step.concat"]
-    at.run()
-    assert "attention.step.concat_chart" in charts()
-    bars = chart(at, "attention.step.concat_chart")["data"][0]
-    out = att.layer_output(real, example, layer)
-    np.testing.assert_allclose(arr(bars["y"]).astype(float), np.linalg.norm(out.per_head, axis=-1).mean(-1), rtol=1e-5)
+    before = {p: steps(at, p)["key"] for p in ("formula", "mask", "flash")}
+    assert all(len(steps(at, p)["heads" if p == "formula" else "future" if p == "mask" else "options"]) ==
+               (real.info.n_heads if p != "flash" else len(view.block_options(steps(at, "flash")["n"])))
+               for p in ("formula", "mask", "flash"))
+    choose(at, head=(head + 4) % real.info.n_heads)
+    assert not at.exception, at.exception
+    assert {p: steps(at, p)["key"] for p in ("formula", "mask", "flash")} == before
+    choose(at, 3)
+    assert all(steps(at, p)["key"] != before[p] for p in before)
+    check_steps_against_lib(at, real, example, 3)
 
 
 def test_overview_has_every_head_and_a_clickable_marker_each(real, example):
@@ -174,14 +204,11 @@ def test_view_widgets_never_run_the_model(monkeypatch):
         raise AssertionError("a view widget ran the model")
 
     monkeypatch.setattr(ui.cache, "run_capture", no_model)
-    at.select_slider(key="attention.block").set_value(2)
     at.select_slider(key="attention.dh").set_value(1024)
     choose(at, 3, 7)
     assert not at.exception, at.exception
     assert title(at) == i18n.fill(i18n.ui("en")["attention.heatmap_title"], layer="3", head="7")
-    at.slider(key="attention.step").set_value(at.slider(key="attention.step").max)
-    at.run()
-    assert not at.exception, at.exception
+    assert steps(at, "flash")["layer"] == steps(at, "formula")["layer"] == 3
     metrics = {m.label: m.value for m in at.metric}
     # Without the scaling, Dh = 1024 saturates the softmax.
     assert int(metrics[i18n.ui("en")["attention.scaling.max_raw"]].rstrip("%")) > 90
@@ -210,7 +237,9 @@ def test_bad_text_gets_a_message_not_a_traceback(lang, text, expect):
     assert heads(at) is not None and len(at.get("iframe")) == 1
     if expect == "attention.pattern.one_token":
         assert all(h["said"] == labels[expect] for h in heads(at)["heads"])
-        assert any(x.value == labels["attention.unmasked.one_token"] for x in at.info)
+        masked = steps(at, "mask")  # the view says there is no future to hide
+        assert masked["weights"] is None and masked["labels"]["one_token"] == labels["attention.unmasked.one_token"]
+        assert [o["block"] for o in steps(at, "flash")["options"]] == view.block_options(1)
     elif expect == "text.truncated":
         assert any(prefix(labels["text.truncated"]) in x.value for x in at.warning)
         captions = [c.value for c in at.caption]
@@ -242,9 +271,10 @@ def test_gpt2_family_has_no_gqa_and_uses_c_proj(tiny_gpt2, monkeypatch):
     switch_model(at, tiny_gpt2, "tests/tiny-gpt2", monkeypatch)
     labels = i18n.ui("en")
     assert any(x.value == labels["attention.gqa.none"] for x in at.info)
-    assert prefix(labels["attention.step.proj_module"]) in page_text(at)  # its output projection found and named
-    check = next(s.value for s in at.success if s.value.startswith(prefix(labels["attention.check"])))
-    assert float(re.search(r"([0-9.]+e[-+][0-9]+)", check).group(1)) < 1e-4
+    formula = steps(at, "formula")  # its output projection found (GPT-2's c_proj) and said; its check
+    assert formula["proj"] == i18n.fill(labels["attention.step.proj_module"], module="attn.c_proj",
+                                        layer=str(formula["layer"]))
+    assert all(h["ok"] for h in formula["heads"])
     assert {m.label: m.value for m in at.metric}[labels["attention.gqa.saving"]].startswith("1")
     at.toggle(key="attention.bertviz_on").set_value(True)
     at.run()
@@ -307,38 +337,30 @@ def test_a_new_layer_redraws_every_section_that_draws_the_head(real, example, be
     choose(at, 3)
     assert not at.exception, at.exception
     assert title(at) == i18n.fill(labels["attention.heatmap_title"], layer="3", head="0")
-    assert chart(at, "attention.unmasked_chart")["layout"]["title"]["text"].replace("<br>", " ") == i18n.fill(
-        labels["attention.unmasked.title"], layer="3", head="0")
-    body = page_text(at)
-    assert i18n.fill(labels["attention.step.proj_module"], module="self_attn.o_proj", layer="3") in body
+    # The sections that draw the head in the browser get layer 3's heads (all of them: lib's).
+    check_steps_against_lib(at, real, example, 3)
+    assert steps(at, "formula")["proj"] == i18n.fill(labels["attention.step.proj_module"], module="self_attn.o_proj",
+                                                     layer="3")
     bertviz_head = prefix(i18n.fill(labels["attention.bertviz.head_cap"], layer="3"))  # up to the token count
     assert any(c.value.startswith(bertviz_head) for c in at.caption) == bertviz_open
     assert len(at.get("iframe")) == int(bertviz_open)
-    # Flash attention's first tile, of layer 3's head 0 (oracle: the tiled run on the capture made here).
-    block = view.default_block(example.n_tokens)
-    run = att.flash_attention(example.query(3, 0), example.key(3, 0), example.value(3, 0), block, block,
-                              scale=att.module_scale(real, 3), window=example.layer_window(3))
-    first = run.steps[0]
-    rows = [f"{first.q0 + i}·{example.tokens[first.q0 + i]}" for i in range(first.q1 - first.q0)]
-    (table,) = [df.value for df in at.dataframe if list(df.value.index) == rows]
-    assert list(table[labels["attention.flash.max"]]) == [f"{x:.3f}" for x in first.row_max]
 
 
 def test_a_new_head_redraws_the_head_sections_and_leaves_bertviz_as_it_was(real):
     """bertviz draws every head of the layer: after a head move its page is the very same document
-    (the browser keeps it: tests/e2e/test_attention.py), and the four sections that draw one head
-    draw the new head."""
+    (the browser keeps it: tests/e2e/test_attention.py); the live view draws the new head, and the
+    three sections that draw it in the browser were sent the same data (they follow the head there)."""
     at = start("en", PAGE)
     labels = i18n.ui("en")
     at.toggle(key="attention.bertviz_on").set_value(True)
     at.run()
     layer = chosen(at)[0]
     (before,) = at.get("iframe")
+    sent = {p: steps(at, p) for p in ("formula", "mask", "flash")}
     choose(at, head=2)
     assert not at.exception, at.exception
     assert title(at) == i18n.fill(labels["attention.heatmap_title"], layer=str(layer), head="2")
-    assert chart(at, "attention.unmasked_chart")["layout"]["title"]["text"].replace("<br>", " ") == i18n.fill(
-        labels["attention.unmasked.title"], layer=str(layer), head="2")
-    assert chart(at, "attention.flash_chart") is not None
+    assert all(steps(at, p)["key"] == sent[p]["key"] and steps(at, p)["chosen"]["head"] == 2 for p in sent)
+    assert steps(at, "mask")["labels"]["title"] == labels["attention.unmasked.title"]  # filled in the browser
     (after,) = at.get("iframe")
     assert after.proto.srcdoc == before.proto.srcdoc and "bertviz" in after.proto.srcdoc

@@ -29,6 +29,9 @@ def open_link(lesson: str, query: dict[str, str]) -> AppTest:
     return at
 
 
+HELD_BY = {("attention", "block"): "attention.flash_view"}  # a value held by another view than the lesson's first
+
+
 def test_every_shared_key_is_a_widget_value_of_its_kind():
     at = start("en")
     for lesson in nav.LESSONS:
@@ -38,7 +41,7 @@ def test_every_shared_key_is_a_widget_value_of_its_kind():
         held = IN_BROWSER.get(lesson.id, (None, ()))[1]
         for name, p in SHARED[lesson.id].items():
             if name in held:  # a browser view holds it; the server sends the view its value
-                data = view_data(at, f"{lesson.id}.view")
+                data = view_data(at, HELD_BY.get((lesson.id, name), f"{lesson.id}.view"))
                 values = data.get("settings") or data.get("chosen") if data else None
                 assert values is not None and name in values, (lesson.id, name)
                 assert sl.parse_value(sl.format_value(values[name], p.kind), p.kind) == values[name]
@@ -68,6 +71,21 @@ def test_a_link_opens_the_same_attention_view():
     assert (theirs["chosen"]["layer"], theirs["chosen"]["head"]) == (3, 7) and theirs["chosen"]["token"]
     assert theirs["weights"] == mine["weights"] and theirs["heads"] == mine["heads"]
     assert set(other.query_params) == {"lang"}  # the link's parameters leave the address bar
+
+
+def test_an_attention_link_hands_its_tile_size_to_the_flash_view():
+    """Flash attention's tile size is the browser's (static/views/attention_steps.js): a link's
+    reaches the view once, with a fresh token; one that does not fit this text is left out."""
+    query = {"lang": "en", "layer": "3", "head": "2", "block": "4",
+             "text": "The quick brown fox jumps over the lazy dog."}
+    at = open_link("attention", query)
+    assert not at.exception, at.exception
+    flash = view_data(at, "attention.flash_view")
+    assert flash["asked_block"] == 4 and flash["chosen"]["block"] == 4 and flash["chosen"]["token"]
+    assert flash["layer"] == 3 and flash["chosen"]["head"] == 2
+    at = open_link("attention", dict(query, block="3"))  # not one of the tile sizes offered
+    flash = view_data(at, "attention.flash_view")
+    assert flash["asked_block"] is None and flash["chosen"]["block"] == flash["default"]
 
 
 @pytest.mark.parametrize("lang", ["it", "en"])

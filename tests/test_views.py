@@ -41,3 +41,14 @@ def test_the_loader_finds_the_files_and_versions_them_by_content():
     assert {"mount.js", "common.js", "sampling.js", "action.js"} <= names
     assert len(views.version()) == 12
     assert views.data_key("m", "t", "en") == views.data_key("m", "t", "en") != views.data_key("m", "t", "it")
+
+
+def test_float32_packing_keeps_seven_digits_and_refuses_what_is_not_finite():
+    from lib.payload import pack_f32, unpack_f32
+
+    x = np.random.default_rng(1).normal(0, 20, 2080)
+    packed = pack_f32(x)
+    assert len(packed["b64"]) == 4 * ((4 * x.size + 2) // 3)
+    np.testing.assert_allclose(unpack_f32(packed), x, rtol=6e-8)
+    with pytest.raises(ValueError):
+        pack_f32([0.0, float("-inf")])

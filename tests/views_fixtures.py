@@ -305,10 +305,41 @@ def embeddings() -> dict:
                                           "tolerance": packed["scale"] / 2 + 1e-12}}
 
 
+def attention_steps() -> dict:
+    """Flash attention's walk (lib.attention.flash_attention: every tile's running maximum, sum and
+    rescaling, the tiles skipped) for the view's flashWalk, from the same scaled scores the view is
+    sent (lower triangle, float32 as lib.payload.pack_f32 packs them); -inf written as null."""
+    from lib.attention import flash_attention, head_steps
+    from lib.payload import pack_f32, unpack_f32
+
+    rng = np.random.default_rng(5)
+    cases = []
+    for t, d, block, window in ((1, 4, 2, None), (5, 4, 2, None), (12, 8, 4, None), (13, 8, 4, None),
+                                (13, 8, 16, None), (16, 4, 2, 3), (20, 8, 4, 5), (9, 4, 1, None)):
+        q, k, v = (rng.normal(0, 1.5, (t, d)) for _ in range(3))
+        scaled = head_steps(q, k, v, window=window).scaled
+        sent = unpack_f32(pack_f32(scaled[np.tril_indices(t)]))  # what the view gets: float32
+        rows = np.zeros((t, t))
+        rows[np.tril_indices(t)] = sent
+        q_eff = rows  # scores as the view has them: flash_attention on q = rows, k = identity, scale 1
+        run = flash_attention(q_eff, np.eye(t), np.zeros((t, 1)), block, block, scale=1.0, window=window)
+
+        def finite(a):
+            return [None if not np.isfinite(x) else float(x) for x in a]
+
+        cases.append({"t": t, "block": block, "window": window, "scores": pack_f32(scaled[np.tril_indices(t)]),
+                      "steps": [{"q_block": s.q_block, "k_block": s.k_block, "q0": s.q0, "q1": s.q1, "k0": s.k0,
+                                 "k1": s.k1, "row_max": finite(s.row_max), "row_sum": s.row_sum.tolist(),
+                                 "rescale": s.rescale.tolist()} for s in run.steps],
+                      "skipped": [list(x) for x in run.skipped], "n_q_blocks": run.n_q_blocks})
+    return {"walks": cases}
+
+
 def build() -> dict[str, dict]:
     return {"sampling.json": sampling(), "common.json": common(), "tokenization.json": tokenization(),
             "position.json": position(),
-            "kvcache.json": kvcache(), "block.json": block(), "embeddings.json": embeddings()}
+            "kvcache.json": kvcache(), "block.json": block(), "embeddings.json": embeddings(),
+            "attention_steps.json": attention_steps()}
 
 
 def write() -> None:

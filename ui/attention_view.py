@@ -19,8 +19,8 @@ from plotly.subplots import make_subplots
 
 from lib import attention as att
 from lib.bertviz_view import as_document, head_view_height, head_view_html, model_view_html
-from lib.capture import Capture, max_tokens_for
-from lib.payload import pack_u16
+from lib.capture import Capture
+from lib.payload import pack_f32, pack_u16
 from lib.reference import REFERENCE_MODELS
 from ui.cache import get_capture, get_model
 from ui import core, follow, styles, views
@@ -76,14 +76,6 @@ def patterns(model_name: str, text: str, max_tokens: int) -> dict[str, np.ndarra
 @st.cache_resource(max_entries=16, show_spinner=False)
 def layer_output(model_name: str, text: str, max_tokens: int, layer: int) -> att.LayerOutput:
     return att.layer_output(get_model(model_name), _cap(model_name, text, max_tokens), layer)
-
-
-@st.cache_resource(max_entries=16, show_spinner=False)
-def flash(model_name: str, text: str, max_tokens: int, layer: int, head: int, block: int) -> att.FlashRun:
-    cap = _cap(model_name, text, max_tokens)
-    scale = att.module_scale(get_model(model_name), layer)
-    return att.flash_attention(cap.query(layer, head), cap.key(layer, head), cap.value(layer, head),
-                               block, block, scale=scale, window=cap.layer_window(layer))
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -164,6 +156,7 @@ def take_layer() -> None:
     value = (st.session_state.get(LAYER_KEY) or {}).get("layer")
     if isinstance(value, dict):
         set_chosen(f"{value.get('layer')}:{value.get('head')}")
+        st.rerun([LIVE_SECTION, *STEP_SECTIONS])  # one run: the live view and the sections below get the layer
 
 
 def set_chosen(value) -> None:
@@ -255,7 +248,136 @@ def open_clicked_head() -> None:
         if data is not None and len(data) >= 2:
             st.session_state["attention.layer"], st.session_state["attention.head"] = int(data[0]), int(data[1])
             st.session_state[CHOSEN_TOKEN] = str(time.time_ns())  # the view takes this head
-            st.rerun(LIVE_SECTION)  # the click is in the overview's own section: rerun the sliders' one
+            st.session_state.pop("attention.block", None)  # a link's tile size, already taken by the flash view
+            # The click is in the overview's own section: rerun the live view's and the head's sections.
+            st.rerun([LIVE_SECTION, *STEP_SECTIONS])
+
+
+# --------------------------------------------------------------------------- the sections that draw the head
+
+# The page's sections further down that draw the chosen head (the formula's steps, the unmasked
+# heatmap, flash attention): browser views (static/views/attention_steps.js) that follow the head
+# through the page store. Their data is every head of the chosen layer, sent once per (model, text,
+# language, layer); the live view's layer trigger reruns them with it (`take_layer`).
+STEP_SECTIONS = ("attention.formula", "attention.mask", "attention.flash")
+FLASH_TOKENS = HEATMAP_MAX_TOKENS  # flash attention walks the first tokens (causal: the same rows as the whole text)
+STEP_VIEW = "attention_steps"
+
+
+def _round(a: np.ndarray) -> list:
+    """A small matrix as JSON numbers (float64: the tables round them as Python would)."""
+    return np.asarray(a, dtype=np.float64).tolist()
+
+
+def flash_cases(cap: Capture, layer: int, scale: float) -> dict:
+    """What flash attention's view needs for every head of `layer`, on the first FLASH_TOKENS
+    tokens: each head's scaled scores, lower triangle (float32: the view reruns the online softmax
+    on them, `flashWalk`), and per tile size lib's own tiled run's difference from the naive result
+    and the memory both need."""
+    n = min(cap.n_tokens, FLASH_TOKENS)
+    window = cap.layer_window(layer)
+    lower = np.tril_indices(n)
+    scores, diffs = [], {b: [] for b in block_options(n)}
+    for h in range(cap.n_heads):
+        q, k, v = (x[:n] for x in (cap.query(layer, h), cap.key(layer, h), cap.value(layer, h)))
+        naive = att.head_steps(q, k, v, scale=scale, window=window)
+        scores.append(naive.scaled[lower])
+        for b in diffs:
+            run = att.flash_attention(q, k, v, b, b, scale=scale, window=window)
+            diffs[b].append(f"{float(np.abs(run.out - naive.out).max()):.1e}")
+    d_head = cap.q.shape[-1]
+    options = []
+    for b in block_options(n):
+        naive_bytes, tiled_bytes = att.attention_memory(n, d_head, min(b, n), min(b, n))
+        far_naive, far_tiled = att.attention_memory(FAR_TOKENS, d_head, b, b)
+        options.append({"block": b, "naive": naive_bytes, "tiled": tiled_bytes, "far_naive": far_naive,
+                        "far_tiled": far_tiled, "diff": diffs[b]})
+    return {"n": n, "window": window, "scores": pack_f32(np.concatenate(scores)), "options": options,
+            "default": default_block(n)}
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _layer_steps(model_name: str, text: str, max_tokens: int, layer: int, lang: str) -> dict:
+    """Everything the formula, the unmasked heatmap and flash attention draw for one layer, every
+    head: the step matrices cut to what the tables show, the model's check, the heads put together,
+    the weights without the mask, flash attention's scores and runs."""
+    cap = _cap(model_name, text, max_tokens)
+    loaded = get_model(model_name)
+    scale = att.module_scale(loaded, layer)
+    tt, dh = cap.n_tokens, cap.q.shape[-1]
+    n, d = min(tt, STEP_TOKENS), min(dh, STEP_DIMS)
+    m = min(tt, HEATMAP_MAX_TOKENS)
+    attn = cap.attn_layer(layer)  # [H, T, T] the model's own weights
+    steps, unmasked, future = [], [], []
+    for h in range(cap.n_heads):
+        s = att.capture_head_steps(cap, layer, h, scale=scale)
+        diff = float(np.abs(s.weights - attn[h]).max())
+        steps.append({"q": _round(s.q[:n, :d]), "k": _round(s.k[:n, :d]), "v": _round(s.v[:n, :d]),
+                      "scores": _round(s.scores[:n, :n]), "scaled": _round(s.scaled[:n, :n]),
+                      "weights": _round(s.weights[:n, :n]), "out": _round(s.out[:n, :d]),
+                      "check": t("attention.check", diff=f"{diff:.1e}"), "ok": diff < 1e-4,
+                      "qkv": t("attention.step.qkv_shape", t=num(tt), dh=num(dh), kv=num(cap.kv_head(h)))})
+        if tt >= 2:
+            free = att.capture_head_steps(cap, layer, h, scale=scale, causal=False)
+            unmasked.append(free.weights[:m, :m])
+            future.append(float((free.weights * ~att.causal_mask(tt)).sum(-1)[:-1].mean()))  # the last row has no future
+    mask = att.capture_head_steps(cap, layer, 0, scale=scale).mask
+    out = layer_output(model_name, text, max_tokens, layer)
+    share = np.linalg.norm(out.per_head, axis=-1).mean(-1)  # [H] average length of what each head writes
+    shape = dict(t=num(tt), dh=num(dh), scale=num(scale, 4), root=num(float(np.sqrt(dh)), 2),
+                 window=num(core.model().info.sliding_window or 0))
+    formula = {"n": n, "d": d, "more": dh > d, "mask": mask[:n, :n].astype(int).ravel().tolist(), "heads": steps,
+               "captions": {k: t(f"attention.step.{k}_shape", **shape) for k in ("scores", "scale", "mask", "softmax")}
+               | {"sum": t("attention.step.sum_shape", t=num(tt), dh=num(dh)),
+                  "concat": t("attention.step.concat_shape", t=num(tt), h=num(cap.n_heads), dh=num(dh),
+                              hd=num(cap.n_heads * dh), d=num(out.out.shape[1]))},
+               "share": share.tolist(), "o": _round(out.out[:n, :d]),
+               "proj": t("attention.step.proj_module", module=proj_name(loaded, layer), layer=num(layer))}
+    masked = {"n": m, "weights": pack_u16(np.stack(unmasked)) if unmasked else None, "future": future}
+    return {"layer": layer, "formula": formula, "mask": masked, "flash": flash_cases(cap, layer, scale)}
+
+
+def steps_data(cap: Capture, layer: int, head: int, part: str) -> dict:
+    """One of the three sections' data (`part`: "formula", "mask" or "flash"): the chosen layer's
+    heads, keyed on (model, text, language, layer), never on the head: a head move sends nothing."""
+    lang = core.lang()
+    sent = _layer_steps(core.model_name(), cap.text, core.cut(cap), layer, lang)
+    token = st.session_state.get(CHOSEN_TOKEN, "")
+    labels = {"head": t("attention.head"), "loading": t("attention.view.loading"),
+              "unavailable": t("views.unavailable"), "table": t("chart.as_table")}
+    extra: dict = {}
+    if part == "formula":
+        labels |= {f"tab_{s}": t(f"attention.step.{s}") for s in STEP_TABS}
+        labels |= {"tabs": t("attention.formula.header"), "concat_title": t("attention.step.concat_title"),
+                   "head_n": t("attention.head_n"), "share": t("attention.step.concat_share")}
+        extra = {"tokens": token_labels(cap.tokens, STEP_TOKENS), "palette": PALETTE,
+                 "config": modebar_config("attention.step.concat_chart")}
+    elif part == "mask":
+        labels |= {"x": t("attention.axis.key"), "y": t("attention.axis.query"), "weight": t("attention.axis.weight"),
+                   "hover": t("attention.hover"), "title": t("attention.unmasked.title"),
+                   "metric": t("attention.unmasked.metric"), "help": t("attention.unmasked.help"),
+                   "one_token": t("attention.unmasked.one_token"),
+                   "corner": f"{t('attention.axis.query')} / {t('attention.axis.key')}"}
+        n = sent["mask"]["n"]
+        extra = {"tokens": token_labels(cap.tokens, n), "ticks": [esc(x) for x in cap.tokens[:n]],
+                 "colorscale": COLORSCALE, "config": modebar_config("attention.unmasked_chart")}
+    else:
+        labels |= {k: t(f"attention.flash.{k}") for k in ("block", "step", "todo", "skipped", "done", "current", "x",
+                                                           "y", "tile", "max", "sum", "rescale", "diff", "naive_mem",
+                                                           "tiled_mem", "mem_caption", "cut")}
+        labels["corner"] = f"{t('attention.flash.y')} / {t('attention.flash.x')}"
+        n = sent["flash"]["n"]
+        asked = st.session_state.get("attention.block")  # a link's tile size, taken once by the view
+        asked = asked if isinstance(asked, int) and asked in block_options(n) else None
+        extra = {"tokens": token_labels(cap.tokens, n), "total": cap.n_tokens, "far": FAR_TOKENS,
+                 "colours": list(FLASH_COLOURS), "config": modebar_config("attention.flash_chart"),
+                 "asked_block": asked}
+    chosen = {"layer": layer, "head": head, "token": token}
+    if part == "flash":
+        chosen["block"] = extra["asked_block"] or sent["flash"]["default"]
+    return dict(sent[part], part=part, layer=layer, labels=labels, lang=lang, n_heads=cap.n_heads, **extra,
+                key=views.data_key(core.model_name(), cap.text, lang, layer, part, token),
+                text_key=views.data_key(core.model_name(), cap.text, lang, part), chosen=chosen)
 
 
 # --------------------------------------------------------------------------- figures
@@ -418,44 +540,7 @@ def memory_figure(x: np.ndarray, naive: np.ndarray, tiled: np.ndarray, labels: d
 FLASH_COLOURS = ("#eef2f7", "#b4b4b4", PALETTE[0], PALETTE[3])
 
 
-def flash_figure(run: att.FlashRun, step: int, n_tokens: int, labels: dict[str, str]) -> go.Figure:
-    """The [T, T] grid of tiles: done, the current one, skipped (above the diagonal), still to do."""
-    state = np.full((run.n_q_blocks, run.n_k_blocks), 0.0)  # 0 to do
-    for qb, kb in run.skipped:
-        state[qb, kb] = 1  # skipped
-    for s in run.steps[:step]:
-        state[s.q_block, s.k_block] = 2  # done
-    cur = run.steps[step - 1]
-    state[cur.q_block, cur.k_block] = 3
-    names = [labels["todo"], labels["skipped"], labels["done"], labels["current"]]
-    scale = [[v, c] for i, c in enumerate(FLASH_COLOURS) for v in (i / 4, (i + 1) / 4)]
-    hover = [[names[int(state[i, j])] + f" · q {i * run.block_q}–{min(n_tokens, (i + 1) * run.block_q) - 1}"
-              f" · k {j * run.block_k}–{min(n_tokens, (j + 1) * run.block_k) - 1}"
-              for j in range(run.n_k_blocks)] for i in range(run.n_q_blocks)]
-    few = run.n_q_blocks <= 16
-    q_ticks = [f"{i * run.block_q}–{min(n_tokens, (i + 1) * run.block_q) - 1}" for i in range(run.n_q_blocks)]
-    k_ticks = [f"{j * run.block_k}–{min(n_tokens, (j + 1) * run.block_k) - 1}" for j in range(run.n_k_blocks)]
-    yaxis = dict(autorange="reversed", title=dict(text=labels["y"]), tickmode="array" if few else "auto")
-    xaxis = dict(title=dict(text=labels["x"]), side="top", tickmode="array" if few else "auto")
-    if few:
-        yaxis.update(tickvals=list(range(run.n_q_blocks)), ticktext=q_ticks)
-        xaxis.update(tickvals=list(range(run.n_k_blocks)), ticktext=k_ticks)
-    side = min(560, max(280, 22 * run.n_q_blocks + 140))
-    return quick([dict(type="heatmap", z=state, zmin=0, zmax=4, colorscale=scale, showscale=False, xgap=2, ygap=2,
-                       text=hover, hoverinfo="text")],
-                 dict(xaxis=xaxis, yaxis=yaxis, height=side, margin=dict(l=10, r=10, t=70, b=10), plot_bgcolor="#ffffff"))
-
-
 # --------------------------------------------------------------------------- page sections
-
-
-def matrix(mat: np.ndarray, rows: list[str], cols: list[str], digits: int = 2, more: bool = False) -> pd.DataFrame:
-    """A small matrix as a table of text: numbers written the language's way, -inf as −∞ (the mask);
-    `more` adds a last column "…" (the dimensions not shown)."""
-    language = core.lang()
-    cells = [["−∞" if x == -np.inf else num(x, digits, language) for x in row.tolist()]
-             + (["…"] if more else []) for row in np.asarray(mat, dtype=np.float64)]
-    return pd.DataFrame(cells, index=rows, columns=cols + (["…"] if more else []))
 
 
 def overview(cap: Capture, scores: dict[str, np.ndarray]) -> None:
@@ -480,56 +565,6 @@ def overview_spec(model_name: str, text: str, max_tokens: int, n: int, lang: str
     labels = {"x": t("attention.layer"), "y": t("attention.head"), "hover": t("attention.overview_hover")}
     thumbs = first_tokens_attention(model_name, text, max_tokens, n)
     return overview_figure(thumbs, n, labels, strongest).to_dict()
-
-
-def formula_steps(cap: Capture, steps: att.HeadSteps, out: att.LayerOutput, head: int) -> None:
-    """Each step of the formula as a small matrix, in tabs."""
-    n, d = min(cap.n_tokens, STEP_TOKENS), min(steps.q.shape[1], STEP_DIMS)
-    rows = token_labels(cap.tokens, n)
-    dims = [f"d{j}" for j in range(d)] + (["…"] if steps.q.shape[1] > d else [])
-
-    def qkv(a):
-        return matrix(a[:n, :d], rows, dims[:d], more=steps.q.shape[1] > d)
-
-    # Tabs that know which one is open: only that tab's table is built and sent (a head move used to
-    # rebuild all eight tables and the chart, most of the section's time); a click on a tab reruns
-    # this section alone.
-    tabs = st.tabs([t(f"attention.step.{s}") for s in STEP_TABS], key="attention.step_tab", on_change="rerun")
-    dh, tt = steps.q.shape[1], cap.n_tokens
-    if tabs[0].open:
-        with tabs[0]:
-            st.caption(t("attention.step.qkv_shape", t=num(tt), dh=num(dh), kv=num(cap.kv_head(head))))
-            cols = st.columns(3)
-            for c, name, a in zip(cols, "QKV", (steps.q, steps.k, steps.v)):
-                c.markdown(f"**{name}**")
-                c.dataframe(qkv(a), key=f"attention.step.{name}")
-    for tab, (name, mat, digits) in zip(tabs[1:5], (("scores", steps.scores, 2), ("scale", steps.scaled, 2),
-                                                     ("mask", steps.masked, 2), ("softmax", steps.weights, 3))):
-        if tab.open:
-            with tab:
-                st.caption(t(f"attention.step.{name}_shape", t=num(tt), dh=num(dh), scale=num(steps.scale, 4),
-                             root=num(float(np.sqrt(dh)), 2), window=num(core.model().info.sliding_window or 0)))
-                st.dataframe(matrix(mat[:n, :n], rows, rows, digits), key=f"attention.step.{name}")
-    if tabs[5].open:
-        with tabs[5]:
-            st.caption(t("attention.step.sum_shape", t=num(tt), dh=num(dh)))
-            st.dataframe(qkv(steps.out), key="attention.step.out")
-    if tabs[6].open:
-        with tabs[6]:
-            h = out.heads.shape[0]
-            st.caption(t("attention.step.concat_shape", t=num(tt), h=num(h), dh=num(dh), hd=num(h * dh),
-                         d=num(out.out.shape[1])))
-            share = np.linalg.norm(out.per_head, axis=-1).mean(-1)  # [H] average length of what each head writes
-            fig = go.Figure(go.Bar(x=[t("attention.head_n", h=i) for i in range(h)], y=share,
-                                   marker_color=[PALETTE[3] if i == head else PALETTE[0] for i in range(h)]))
-            fig.update_layout(height=260, margin=dict(l=10, r=10, t=30, b=10), title=t("attention.step.concat_title"))
-            live_chart(fig, key="attention.step.concat_chart")
-            st.dataframe(matrix(out.out[:n, :d], rows, [f"d{j}" for j in range(d)]), key="attention.step.o")
-
-
-def check_against_model(cap: Capture, steps: att.HeadSteps, layer: int, head: int) -> None:
-    diff = float(np.abs(steps.weights - head_weights(cap, layer, head)).max())
-    (st.success if diff < 1e-4 else st.warning)(t("attention.check", diff=f"{diff:.1e}"))
 
 
 def gqa_section(info, cap: Capture | None, config: dict, live_name: str, mark: str = "") -> None:
@@ -598,21 +633,6 @@ def mask_spec(lang: str) -> dict:
     labels = {"causal": t("attention.mask.causal"), "none": t("attention.mask.none"), "cross": t("attention.mask.cross"),
               "x": t("attention.axis.key"), "x_cross": t("attention.mask.x_cross"), "y": t("attention.axis.query")}
     return mask_figure(6, labels).to_dict()
-
-
-def mask_section(cap: Capture, scale: float, layer: int, head: int) -> None:
-    if cap.n_tokens < 2:
-        st.info(t("attention.unmasked.one_token"))
-        return
-    free = steps_of(cap, layer, head, scale, causal=False)
-    n = min(cap.n_tokens, HEATMAP_MAX_TOKENS)
-    future = (free.weights * ~att.causal_mask(cap.n_tokens)).sum(-1)[:-1]  # the last row has no future
-    st.metric(t("attention.unmasked.metric"), f"{num(round(100 * float(future.mean())))}%",
-              help=t("attention.unmasked.help"))
-    labels = {"x": t("attention.axis.key"), "y": t("attention.axis.query"), "weight": t("attention.axis.weight"),
-              "hover": t("attention.hover"), "hidden": t("attention.hover_hidden"),
-              "title": t("attention.unmasked.title", layer=layer, head=head)}
-    live_chart(head_figure(free.weights[:n, :n], free.mask[:n, :n], cap.tokens, labels), key="attention.unmasked_chart")
 
 
 @st.fragment
@@ -710,41 +730,6 @@ def default_block(n_tokens: int) -> int:
     """The smallest tile that cuts the text into at most 4 blocks a side (a handful of tiles)."""
     options = block_options(n_tokens)
     return next((b for b in options if -(-n_tokens // b) <= 4), options[-1])
-
-
-def flash_section(model_name: str, cap: Capture, layer: int, head: int, naive: np.ndarray) -> None:
-    left, right = st.columns([1, 2])
-    options = block_options(cap.n_tokens)
-    if st.session_state.get("attention.block") not in options:
-        st.session_state["attention.block"] = default_block(cap.n_tokens)
-    block = left.select_slider(t("attention.flash.block"), options=options, key="attention.block")
-    # The same cut as the page's capture (Gemma reads up to twice its window), so the two runs compare.
-    run = flash(model_name, cap.text, max_tokens_for(get_model(model_name)), layer, head, int(block))
-    n_steps = len(run.steps)
-    step = 1
-    if n_steps > 1:
-        # A step kept from a bigger block count (or a longer text) is brought back in range.
-        st.session_state["attention.step"] = min(max(int(st.session_state.get("attention.step", 1)), 1), n_steps)
-        step = left.slider(t("attention.flash.step"), 1, n_steps, key="attention.step")
-    s = run.steps[step - 1]
-    labels = {"todo": t("attention.flash.todo"), "skipped": t("attention.flash.skipped"), "done": t("attention.flash.done"),
-              "current": t("attention.flash.current"), "x": t("attention.flash.x"), "y": t("attention.flash.y")}
-    live_chart(flash_figure(run, step, cap.n_tokens, labels), key="attention.flash_chart", where=right)
-    left.caption(t("attention.flash.tile", step=num(step), total=num(n_steps), q0=num(s.q0), q1=num(s.q1 - 1),
-                   k0=num(s.k0), k1=num(s.k1 - 1), skipped=num(len(run.skipped))))
-    rows = [f"{s.q0 + i}·{cap.tokens[s.q0 + i]}" for i in range(s.q1 - s.q0)]
-    table = pd.DataFrame({t("attention.flash.max"): [num(float(x), 3) for x in s.row_max],
-                          t("attention.flash.sum"): [num(float(x), 3) for x in s.row_sum],
-                          t("attention.flash.rescale"): [num(float(x), 3) for x in s.rescale]}, index=rows)
-    st.dataframe(table, key="attention.flash_rows")
-    diff = float(np.abs(run.out - naive).max())
-    cols = st.columns(3)
-    cols[0].metric(t("attention.flash.diff"), f"{diff:.1e}")
-    cols[1].metric(t("attention.flash.naive_mem"), f"{num(run.naive_bytes / 1024, 1)} KiB")
-    cols[2].metric(t("attention.flash.tiled_mem"), f"{num(run.tiled_bytes / 1024, 1)} KiB")
-    far_naive, far_tiled = att.attention_memory(FAR_TOKENS, naive.shape[-1], run.block_q, run.block_k)
-    st.caption(t("attention.flash.mem_caption", far=num(FAR_TOKENS), naive=num(far_naive / 1e9, 1),
-                 tiled=num(far_tiled / 1e6, 2)))
 
 
 def bertviz_section(model_name: str, cap: Capture, layer: int) -> None:

@@ -1,10 +1,10 @@
 """Sections that follow a choice made higher up the page, brought up to date when the learner reaches them.
 
-On the attention lesson the layer and head sliders sit at the top, and four sections further down
-draw the chosen head (the formula's steps, the unmasked heatmap, flash attention, bertviz for the
-layer). A slider callback that reran them all cost two script runs per move (the callback's own,
-empty, then the sections'), and each run redraws the whole page in the browser; the sections far
-below were redrawn for a learner who could not see them.
+On the attention lesson the layer and head sliders sit at the top, and bertviz further down draws
+the chosen layer (the formula's steps, the unmasked heatmap and flash attention follow the head in
+the browser: static/views/attention_steps.js). A slider callback that reran such sections cost two
+script runs per move (the callback's own, empty, then the sections'), and each run redraws the
+whole page in the browser; the sections far below were redrawn for a learner who could not see them.
 
 Now the slider reruns only its own section, which `publish`es the choice to the page. Each section
 that depends on it runs inside `following(...)` with what it drew: a small inline component (Streamlit

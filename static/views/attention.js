@@ -2,9 +2,11 @@
 // here. Moving the head is answered in the browser; a layer the browser has not been sent is asked
 // of the server (one run of this section), and every layer already sent stays in the browser.
 //
-// The sections further down that draw the chosen head (the formula, the mask, flash attention,
-// bertviz) follow it through the page store: this view publishes "layer:head", and each of those
-// sections asks for its own run when the learner reaches it (ui/follow.py).
+// This view publishes the chosen layer and head in the page store ("attention.chosen"). The
+// sections further down that draw the head (the formula, the mask, flash attention:
+// attention_steps.js) follow it there, in the browser, from every head of the layer sent once;
+// a layer not sent yet reruns them with this section (ui/attention_view.py take_layer). bertviz
+// follows the layer through ui/follow.py (its page is the server's).
 import { clearView, keepFocus, el, formatNumber, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
 
 /** One head's [n, n] weights out of the layer's [H, n, n], as rows. */
@@ -86,7 +88,8 @@ function scoresTable(box, headData, data) {
 
 /** Tell the sections that follow the chosen head (ui/follow.py's protocol on the window). */
 function publish(layer, head) {
-  store().set("attention.chosen", { layer, head });
+  // Merged: the object also holds flash attention's tile size (attention_steps.js), for a share link.
+  store().set("attention.chosen", Object.assign({}, store().get("attention.chosen", {}), { layer, head }));
   const seen = window.__ittFollow || (window.__ittFollow = {});
   seen["attention.layer"] = String(layer);
   seen["attention.head"] = `${layer}:${head}`;

@@ -2,17 +2,20 @@
 
 A learner types a text holding an HTML tag, opens the lesson, picks a head with the slider and
 by clicking its thumbnail in the overview, and sees the heatmap and, once opened, both bertviz
-views drawn. Sections further down follow the chosen head when the learner scrolls to them.
+views drawn. The sections further down that draw the head (the formula, the mask, flash
+attention) follow it in the browser, and their tabs, tile size and tile step send nothing.
 The token `<img src=x onerror=alert(1)>` must show as characters and run nothing: no dialog, no
 image element. The `page` fixture fails the test if any request left this machine.
 """
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from lib import i18n
-from drivers.browser import APP_TIMEOUT_MS, click, goto, loose, selects, settle, type_text
+from drivers.browser import APP_TIMEOUT_MS, click, goto, runs_of, selects, settle, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -45,14 +48,20 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     overview = page.locator(".st-key-attention-overview_box")
     overview.scroll_into_view_if_needed()
     expect(overview).not_to_contain_text(en["app.section_pending"], timeout=APP_TIMEOUT_MS)
+    # The sections below worked out when reached (the scaling demo, GQA, the cost) are reached
+    # once, so that the moves counted below find nothing owed to them.
+    for part in ("formula", "mask", "flash"):
+        page.locator(f'[data-view="attention_steps.{part}"]').scroll_into_view_if_needed()
+        settle(page, sections=True)
     heatmap.scroll_into_view_if_needed()
-    settle(page)
+    settle(page, sections=True)
 
     # Pick the last head (8) with the keyboard on the head slider: answered in the browser from the
     # data already sent, the heatmap updated in place (Plotly.react on the same element: the view was
     # not rebuilt from new data). A section below that follows the head and is within reach may ask
     # for its own run (ui/follow.py): the view's own section is not rerun.
     heatmap.locator(".js-plotly-plot").first.evaluate("e => { e.dataset.ittBefore = 'yes'; }")
+    sent = runs_of(page).sent
     head = heatmap.get_by_role("slider", name=en["attention.head"])
     head.focus()
     head.press("End")
@@ -71,15 +80,44 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     first = float(table.locator("tbody tr").nth(1).locator("td").first.inner_text())
     chart_first = heatmap.evaluate("el => el.querySelector('.js-plotly-plot')._fullData[0].z[1][0]")
     assert abs(first - chart_first) < 5e-5
-    # The mask's unmasked heatmap, far down the page, follows the head through the page store:
-    # out of sight, it is worked out (ui.follow.when_reached) when the learner scrolls to it.
-    mask_box = page.locator(".st-key-attention-mask_box")
-    expect(mask_box).to_contain_text(en["app.section_pending"], timeout=APP_TIMEOUT_MS)
-    mask_box.scroll_into_view_if_needed()
-    unmasked = page.locator(".st-key-attention-unmasked_chart")
+    # The sections below that draw the head follow it in the browser, through the page store: the
+    # head move sent nothing to the server.
+    assert runs_of(page).sent == sent, "a head move sent something to the server"
+    unmasked = page.locator('[data-view="attention_steps.mask"]')
     unmasked.scroll_into_view_if_needed()
-    expect(unmasked.get_by_text(loose(i18n.fill(en["attention.unmasked.title"], layer="15", head="8")))).to_be_visible(
-        timeout=APP_TIMEOUT_MS)
+    expect(unmasked).to_have_attribute("data-drawn", '{"layer":15,"head":8}', timeout=APP_TIMEOUT_MS)
+    expect(unmasked.get_by_role("figure")).to_have_attribute(
+        "aria-label", i18n.fill(en["attention.unmasked.title"], layer="15", head="8"))
+    # The formula's tabs, in the browser: the softmax's table, the head's weights (rows of the first
+    # tokens, each summing to 1 over what the query can see).
+    formula = page.locator('[data-view="attention_steps.formula"]')
+    formula.scroll_into_view_if_needed()
+    expect(formula).to_have_attribute("data-state", '{"layer":15,"head":8}', timeout=APP_TIMEOUT_MS)
+    tab = formula.get_by_role("tab", name=en["attention.step.softmax"])
+    tab.click()
+    expect(tab).to_have_attribute("aria-selected", "true")
+    softmax = formula.locator('table[data-testid="attention.step.softmax"]')
+    expect(softmax).to_be_visible()
+    first_row = softmax.locator("tbody tr").first.locator("td").all_inner_texts()
+    assert float(first_row[0]) == 1.0 and all(x == "0" for x in first_row[1:])  # the first token sees itself only
+    tab.press("ArrowRight")  # the keyboard walks the tabs
+    expect(formula.get_by_role("tab", name=en["attention.step.sum"])).to_be_focused()
+    expect(formula.locator('table[data-testid="attention.step.out"]')).to_be_visible()
+    # Flash attention: another tile size, then the last tile, with the keyboard.
+    flash = page.locator('[data-view="attention_steps.flash"]')
+    flash.scroll_into_view_if_needed()
+    expect(flash).to_have_attribute("data-drawn", re.compile(r'"layer":15,"head":8'), timeout=APP_TIMEOUT_MS)
+    block = flash.get_by_label(en["attention.flash.block"])
+    block.select_option("2")
+    step = flash.get_by_role("slider", name=en["attention.flash.step"])
+    step.focus()
+    step.press("End")
+    last = int(step.get_attribute("max"))
+    expect(flash).to_have_attribute("data-drawn", f'{{"layer":15,"head":8,"block":2,"step":{last}}}')
+    rows = flash.locator('table[data-testid="attention.flash_rows"] tbody tr')
+    assert rows.count() in (1, 2)  # the last tile's query rows (a tile of 2 tokens, or the one left over)
+    assert runs_of(page).sent == sent, "a tab, a tile size or a tile step sent something to the server"
+    heatmap.scroll_into_view_if_needed()
 
     # Click the thumbnail of layer 2, head 7 in the overview: that head opens above. The click counts
     # once the browser sends the overview's own selection of that head, not any section's rerun.
@@ -94,8 +132,8 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     expect(heatmap.get_by_text(i18n.fill(title, layer="2", head="7"))).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(heatmap.get_by_role("slider", name=en["attention.layer"])).to_have_value("2")
     unmasked.scroll_into_view_if_needed()
-    expect(unmasked.get_by_text(loose(i18n.fill(en["attention.unmasked.title"], layer="2", head="7")))).to_be_visible(
-        timeout=APP_TIMEOUT_MS)
+    expect(unmasked).to_have_attribute("data-drawn", '{"layer":2,"head":7}', timeout=APP_TIMEOUT_MS)
+    expect(flash).to_have_attribute("data-drawn", re.compile(r'"layer":2,"head":7,"block":2,'), timeout=APP_TIMEOUT_MS)
 
     # bertviz opens on demand. Its head view draws the chosen layer from the vendored JavaScript
     # (anything from a CDN would be blocked and fail the test), with the tag shown as a token, not parsed.
@@ -126,6 +164,10 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     layer.focus()
     layer.press("ArrowRight")
     expect(heatmap.get_by_text(i18n.fill(title, layer="3", head="6"))).to_be_visible(timeout=APP_TIMEOUT_MS)
+    # The same run sent the sections below layer 3's heads: they draw head 6 of it.
+    for part in ("formula", "mask"):
+        expect(page.locator(f'[data-view="attention_steps.{part}"]')).to_have_attribute(
+            "data-state", '{"layer":3,"head":6}', timeout=APP_TIMEOUT_MS)
     page.locator('iframe[title="st.iframe"]').first.scroll_into_view_if_needed()
     expect(page.frame_locator('iframe[title="st.iframe"]').first.locator("#layer")).to_have_value(
         "3", timeout=APP_TIMEOUT_MS)
