@@ -11,7 +11,8 @@ Server
 
 Pages
 - `offline_page(browser, request, external)`: a tracked page whose requests outside this machine
-  are aborted and recorded (a test that attempted any fails, see tests/e2e/conftest.py).
+  are aborted and recorded (a test that attempted any fails, see tests/e2e/conftest.py);
+  `offline_context(browser, external)`: the same rule for a context a test opens itself.
 - `AppRuns` / `track(page)`: reads Streamlit's websocket (BackMsg rerun requests,
   ForwardMsg new_session / script_finished with their run ids), so a caller knows
   when an input reached the server and when the run it caused is over.
@@ -153,17 +154,10 @@ def _is_local(url: str) -> bool:
     return (parts.hostname or "") in LOCAL_HOSTS
 
 
-@contextlib.contextmanager
-def offline_page(browser, request, external: list[str] | None = None, **context_options) -> Iterator:
-    """A tracked page in a new browser context (`context_options`: viewport, touch...) whose requests
-    outside this machine are aborted and fail the test (the hook in tests/e2e/conftest.py).
-
-    `request` None (a page shared by several tests, see `italian_walk`): the requests are only
-    appended to `external`, and each test reading that page hands the list to the hook itself.
-    """
-    external = [] if external is None else external
-    if request is not None:
-        request.node.external_requests = external
+def offline_context(browser, external: list[str], **context_options):
+    """A new browser context (`context_options`: viewport, touch...) whose requests outside this
+    machine are aborted and appended to `external` ("GET https://..."): a test asserts it stays empty.
+    The caller closes it."""
     # No service workers: their fetches would bypass the routing below.
     context = browser.new_context(service_workers="block", **context_options)
 
@@ -175,6 +169,21 @@ def offline_page(browser, request, external: list[str] | None = None, **context_
             route.abort("blockedbyclient")
 
     context.route("**/*", guard)
+    return context
+
+
+@contextlib.contextmanager
+def offline_page(browser, request, external: list[str] | None = None, **context_options) -> Iterator:
+    """A tracked page in a new browser context (`context_options`: viewport, touch...) whose requests
+    outside this machine are aborted and fail the test (the hook in tests/e2e/conftest.py).
+
+    `request` None (a page shared by several tests, see `italian_walk`): the requests are only
+    appended to `external`, and each test reading that page hands the list to the hook itself.
+    """
+    external = [] if external is None else external
+    if request is not None:
+        request.node.external_requests = external
+    context = offline_context(browser, external, **context_options)
     pg = context.new_page()
     track(pg)
     try:

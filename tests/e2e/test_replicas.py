@@ -209,16 +209,8 @@ class Learner:
 
 def _new_learner(browser, n: int) -> Learner:
     external: list[str] = []
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
-
-    def guard(route):  # as the `page` fixture: nothing may leave this machine
-        if e2e._is_local(route.request.url):
-            route.continue_()
-        else:
-            external.append(route.request.url)
-            route.abort("blockedbyclient")
-
-    context.route("**/*", guard)
+    # As the `page` fixture: nothing may leave this machine.
+    context = e2e.offline_context(browser, external, viewport={"width": 1280, "height": 900})
     page = context.new_page()
     learner = Learner(n, context, page, f"Learner {n} writes about otters and rivers, number {n}.", external)
     learner.watch()

@@ -15,7 +15,7 @@ import re
 import pytest
 
 from lib import i18n
-from drivers.browser import APP_TIMEOUT_MS, _is_local, click, goto, track, type_text
+from drivers.browser import APP_TIMEOUT_MS, click, goto, offline_context, track, type_text
 
 pytestmark = pytest.mark.e2e
 
@@ -31,16 +31,7 @@ def _heatmap(page) -> dict:
 
 
 def _fresh_page(browser, external: list[str]):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, service_workers="block")
-
-    def guard(route):
-        if _is_local(route.request.url):
-            route.continue_()
-        else:
-            external.append(route.request.url)
-            route.abort("blockedbyclient")
-
-    context.route("**/*", guard)
+    context = offline_context(browser, external, viewport={"width": 1400, "height": 1000})
     pg = context.new_page()
     track(pg)
     return context, pg
