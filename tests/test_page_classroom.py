@@ -132,7 +132,7 @@ def test_answers_given_before_joining_reach_the_class_on_joining(store):
 
 @pytest.mark.parametrize("lang", i18n.LANGS)
 @pytest.mark.parametrize("typed, kept", [
-    ("", None),
+    ("", "proposed"),  # an empty box: the proposal it shows as its placeholder
     ("   \u202e\u0007 ", None),
     ("x" * 10_000, "long"),
     ("x" * MAX_PSEUDONYM, "x" * MAX_PSEUDONYM),
@@ -143,6 +143,9 @@ def test_every_pseudonym_is_cleaned_or_refused_with_a_message(store, lang, typed
     labels = i18n.ui(lang)
     created = store.create_class()
     at = _app(lang, **{"class": created.code})
+    if kept == "proposed":
+        kept = at.text_input(key="class.pseudonym").placeholder
+        assert kept == at.text_input(key="class.pseudonym").value
     _join(at, lang, typed)
     if kept is None:
         assert labels["class.err.bad"] in [e.value for e in at.error]

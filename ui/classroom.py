@@ -47,6 +47,7 @@ QUEUE = "class.queue"  # answers and scores waiting to be sent (a callback queue
 VISITED = "class.visited"  # lessons already reported in this session
 FIRSTS = "quiz.firsts"  # {"lesson:qid": [answer, correct]}: each first answer as given (cleared with the quiz's state)
 SENT = "class.sent"  # "lesson:qid" of the first answers already handed to the queue in this membership
+SUGGESTED = "class.suggested"  # the pseudonym the join panel proposes: its box's default, so its first drawing shows it
 TEACHER = "class.teacher"  # {"code", "secret"}: the teachers' page of this session
 OFFLINE = "class.offline"  # the store did not answer at the last try
 PACING_SECONDS = 3  # how stale a learner's view of the pacing may be
@@ -151,9 +152,9 @@ def _ask_to_join(code: str) -> None:
     ss[PENDING] = code
     s = store()
     try:
-        ss["class.pseudonym"] = s.suggest_pseudonym(code)
+        ss[SUGGESTED] = s.suggest_pseudonym(code)
     except Exception:
-        ss["class.pseudonym"] = ""
+        ss[SUGGESTED] = ""
 
 
 # ------------------------------------------------------------------------- joining and leaving
@@ -174,7 +175,8 @@ def _on_join() -> None:
         ss[NOTICE] = ("error", "class.err.store")
         return
     try:
-        learner = s.join(code, ss.get("class.pseudonym", ""))
+        # An empty box takes the proposal, which it shows as its placeholder.
+        learner = s.join(code, ss.get("class.pseudonym") or ss.get(SUGGESTED, ""))
     except C.UnknownClass:
         ss[NOTICE] = ("error", "class.err.unknown")
         ss.pop(PENDING, None)
@@ -262,9 +264,13 @@ def join_panel() -> None:
         st.markdown(t("class.join.privacy"))
         with st.form("class.join_form", border=False):
             # Room for more than a pseudonym's 32 characters: a longer one pasted gets a message
-            # (class.err.long), not a silent cut by the browser.
-            st.text_input(t("class.join.pseudonym"), key="class.pseudonym", max_chars=MAX_TYPED,
-                          help=t("class.join.pseudonym_help"))
+            # (class.err.long), not a silent cut by the browser. The proposal is the box's value and
+            # its placeholder: Streamlit 1.67's box draws first with no value and puts its value in
+            # at the next effect (on a busy page, a second or two later), and meanwhile the
+            # placeholder shows the proposal; an empty box joins with it (_on_join).
+            suggested = ss.get(SUGGESTED, "")
+            st.text_input(t("class.join.pseudonym"), value=suggested, placeholder=suggested or None,
+                          key="class.pseudonym", max_chars=MAX_TYPED, help=t("class.join.pseudonym_help"))
             st.form_submit_button(t("class.join.button"), on_click=_on_join, type="primary")
         problem = ss.pop("class.join_problem", None)
         if problem:

@@ -2,11 +2,16 @@
 
 - Answers given before joining, in a session the learner reloaded since: the class gets each first
   answer as it was given (its number, its verdict), never a later answer nor the words typed.
+- The proposed pseudonym shows in the join panel's box from the box's first drawing (as its
+  placeholder while Streamlit's box has not put its value in yet), in a fresh browser and in one
+  whose copy of the progress is restored (which reruns the page); never an empty box.
 - The teacher's lead reaches a learner wherever they are on the page: at the bottom of the lesson
   (its quiz) on a laptop, and on a phone, the banner is in the window, announced (role="status").
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -122,3 +127,59 @@ def test_a_long_pseudonym_gets_a_message_and_an_idle_learner_is_told_the_class_i
     finally:
         if store.class_info(created.code) is not None:
             store.delete_class(created.code, created.secret)
+
+
+# Every animation frame, what the join box shows (its value, or its placeholder when it has none)
+# whenever it differs from the last one seen: what the learner could see, frame by frame, from the
+# box's first drawing on.
+_BOX_SHOWS = """(label) => {
+  window.__ittBoxShows = [];
+  const look = () => {
+    const box = document.querySelector(`input[aria-label="${label}"]`);
+    const seen = window.__ittBoxShows;
+    const shows = box && (box.value || box.placeholder);
+    if (box && (seen.length === 0 || seen[seen.length - 1] !== shows)) seen.push(shows);
+    requestAnimationFrame(look);
+  };
+  look();
+}"""
+
+
+def test_the_proposed_pseudonym_is_in_the_box_from_its_first_drawing(browser, app_url, page):
+    """The box was drawn empty first and showed the proposal only once Streamlit's box had put its
+    value in (up to a second or two on a busy page)."""
+    from playwright.sync_api import expect
+
+    from drivers.browser import offline_page, track
+
+    en = i18n.ui("en")
+    label = en["class.join.pseudonym"]
+    store = ClassStore.from_env()
+    created = store.create_class("Proposed")
+
+    def shows(pg) -> list[str]:
+        """Open the join link in `pg`; what its box showed, frame by frame, until the page settled."""
+        pg.add_init_script(f"({_BOX_SHOWS})({json.dumps(label)})")
+        goto(pg, f"{app_url}/?lang=en&class={created.code}", en["lesson.numbers.title"], timeout=APP_TIMEOUT_MS)
+        box = pg.get_by_role("textbox", name=label)
+        expect(box).to_be_visible(timeout=APP_TIMEOUT_MS)
+        settle(pg)
+        seen = pg.evaluate("window.__ittBoxShows")
+        assert seen[-1] == box.input_value()
+        return seen
+
+    try:
+        with offline_page(browser, None) as fresh:  # a browser that never saw the course
+            seen = shows(fresh)
+            assert seen and "" not in seen, seen
+            assert len(set(seen)) == 1, seen
+        # A browser that keeps progress: the new tab's restore reruns the page under the open panel.
+        goto(page, f"{app_url}/?lang=en", en["lesson.numbers.title"], timeout=APP_TIMEOUT_MS)
+        _answer(page, "d_head_70b", "128")
+        tab = page.context.new_page()
+        track(tab)
+        seen = shows(tab)
+        assert seen and "" not in seen, seen
+        assert len(set(seen)) == 1, seen  # one proposal, kept through the restore's rerun
+    finally:
+        store.delete_class(created.code, created.secret)
