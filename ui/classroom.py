@@ -20,7 +20,10 @@ deleted, is told at their next report or by the idle check of the pacing; their 
 their browser.
 
 Membership lives in session state (`class.member`) and in the browser's local storage next to the
-learner's progress (ui/persist.py hands it over), so a reload keeps it.
+learner's progress (ui/persist.py hands it over), so a reload keeps it. A new tab's session hears of
+it only after its first run; so the class's code (not the learner's key) is also kept in a cookie,
+`itt_class`, which the server reads at that first run: a lesson the class has not opened yet stays
+shut from the first drawing, and the page runs again once the browser's copy has come back.
 
 The store is shared by every session (`st.cache_resource`); what every page run asks of it (the
 class's pacing) is cached for a few seconds, so thirty learners cost a few queries a second at most.
@@ -50,6 +53,9 @@ SENT = "class.sent"  # "lesson:qid" of the first answers already handed to the q
 SUGGESTED = "class.suggested"  # the pseudonym the join panel proposes: its box's default, so its first drawing shows it
 TEACHER = "class.teacher"  # {"code", "secret"}: the teachers' page of this session
 OFFLINE = "class.offline"  # the store did not answer at the last try
+HEARD = "class.heard"  # the browser's copy of the membership has come back (or there was none)
+HELD = "class.held"  # a lesson was kept shut before that, on the cookie's word: run the page again then
+COOKIE = "itt_class"  # the class code this browser's learner is in (no key): the browser writes it
 PACING_SECONDS = 3  # how stale a learner's view of the pacing may be
 BANNER_SECONDS = 10  # how often an idle learner's page looks at the pacing (one cached read): 30 learners every 6 s cost 2 replicas 11.9 % of a core idle (scripts/class_load.py), every 10 s within the 10 % goal
 MAX_TYPED = 200  # characters the pseudonym box takes (more than a pseudonym may have, see _on_join)
@@ -346,13 +352,39 @@ def _css() -> str:
     return CSS.read_text(encoding="utf-8")
 
 
+def _shut(upto: str) -> None:
+    st.warning(t("class.locked", title=title(upto)))
+    st.page_link(_page_of(upto), label=t("class.locked.go", title=title(upto)))
+
+
+def cookie_code() -> str:
+    """The class code of the `itt_class` cookie ("" for none or a malformed one)."""
+    raw = st.context.cookies.get(COOKIE)
+    code = C.normalise_code(raw) if isinstance(raw, str) else ""
+    return code if C.well_formed(code) else ""
+
+
+def _held_by_cookie(lesson: str | None) -> bool:
+    """Before the browser's copy of the membership has come back: is this lesson shut in the class
+    the cookie names? Then it is drawn shut now, and the page runs again when the copy comes."""
+    code = cookie_code() if lesson is not None and not st.session_state.get(HEARD) else ""
+    if not code:
+        return False
+    state, _, pace = _class_state(code)
+    if state != "ok" or not _locked(lesson, pace):
+        return False
+    st.session_state[HELD] = True
+    _shut(pace.open_upto)
+    return True
+
+
 def before_page(page) -> bool:
     """Above the page: the join panel, the teacher's banner, and the lesson's visit reported.
     Returns False when the lesson is not open to the class yet (a notice and a link instead)."""
     join_panel()
     mine = member()
     if not mine:
-        return True
+        return not _held_by_cookie(lesson_of(page))
     state, info, pace = _class_state(mine["code"])
     if state == "gone":  # deleted or expired: the class is over for this browser too, and the learner is told
         _gone(mine["code"])
@@ -364,9 +396,7 @@ def before_page(page) -> bool:
     st.html(f"<style>{_css()}</style>")  # style only: Streamlit puts it where it takes no space
     st.fragment(run_every=BANNER_SECONDS)(_banner)(lesson, locked)
     if locked:
-        upto = pace.open_upto
-        st.warning(t("class.locked", title=title(upto)))
-        st.page_link(_page_of(upto), label=t("class.locked.go", title=title(upto)))
+        _shut(pace.open_upto)
         return False
     if lesson is not None:
         visited = st.session_state.setdefault(VISITED, set())
@@ -506,8 +536,21 @@ def _firsts_back(data: Mapping) -> None:
 
 def restore(raw: object) -> bool:
     """The membership the browser kept, back into a new session (unless this session has its own),
-    and the first answers kept with it; True when the membership came back (the page then runs
-    again, to show the class box and report the visit)."""
+    and the first answers kept with it; True when the membership came back or a lesson was kept
+    shut until it came (the page then runs again: the class box, the visit, the lesson or its lock)."""
+    ss = st.session_state
+    ss[HEARD] = True
+    held = bool(ss.pop(HELD, False))
+    return _restore(raw) or held
+
+
+def to_cookie() -> dict:
+    """The `itt_class` cookie the browser keeps: this session's class code ("" removes it), for as
+    long as a class lives. Example: {"name": "itt_class", "value": "K7QF3M", "seconds": 2592000}"""
+    return {"name": COOKIE, "value": (member() or {}).get("code", ""), "seconds": C.class_days() * 86_400}
+
+
+def _restore(raw: object) -> bool:
     if not isinstance(raw, str) or not raw:
         return False
     try:

@@ -180,9 +180,11 @@ def sync() -> None:
         save = {pc.LEARNER_ENTRY: learner, names["progress"]: pc.encode(progress),
                 names["text"]: pc.text_to_keep(ss.get("app.text", ""), _examples()),
                 class_entry(learner): classroom.to_keep()}
+    # The class's code also as a cookie the server reads at a new tab's first run (ui/classroom.py).
+    cookie = classroom.to_cookie() if save is not None else None
     _store(key=STORE_KEY, data={"sid": sid, "save": save, "learner": ss.get(LEARNER_KEY),
                                 "learnerEntry": pc.LEARNER_ENTRY, "progressEntry": pc.PROGRESS_ENTRY,
-                                "textEntry": pc.TEXT_ENTRY, "classEntry": CLASS_ENTRY},
+                                "textEntry": pc.TEXT_ENTRY, "classEntry": CLASS_ENTRY, "cookie": cookie},
            on_stored_change=_on_stored, height=0)
 
 

@@ -12,6 +12,10 @@ export default function ({ data, setTriggerValue }) {
     // so that input does not race the session's one progress rerun.
     document.documentElement.dataset.ittProgress = "ready";
     for (const [name, value] of Object.entries(data.save)) put(name, value);
+    const c = data.cookie;  // the class's code for the server's first run of a new tab ("" removes it)
+    if (c && document.cookie.split("; ").indexOf(c.name + "=" + c.value) < 0 && (c.value || document.cookie.indexOf(c.name + "=") >= 0)) {
+      document.cookie = c.name + "=" + encodeURIComponent(c.value) + "; path=/; SameSite=Strict; max-age=" + (c.value ? c.seconds : 0);
+    }
   } else if (window.__ittProgressAsked !== data.sid) {
     window.__ittProgressAsked = data.sid;
     const learner = typeof data.learner === "string" ? data.learner : (get(data.learnerEntry) || "");

@@ -5,6 +5,8 @@
 - The proposed pseudonym shows in the join panel's box from the box's first drawing (as its
   placeholder while Streamlit's box has not put its value in yet), in a fresh browser and in one
   whose copy of the progress is restored (which reruns the page); never an empty box.
+- A lesson the teacher has not opened yet, opened by a joined learner in a new tab, is shut from
+  the page's first drawing (the membership comes back from the browser only after that drawing).
 - The teacher's lead reaches a learner wherever they are on the page: at the bottom of the lesson
   (its quiz) on a laptop, and on a phone, the banner is in the window, announced (role="status").
 """
@@ -181,5 +183,60 @@ def test_the_proposed_pseudonym_is_in_the_box_from_its_first_drawing(browser, ap
         seen = shows(tab)
         assert seen and "" not in seen, seen
         assert len(set(seen)) == 1, seen  # one proposal, kept through the restore's rerun
+    finally:
+        store.delete_class(created.code, created.secret)
+
+
+# Every animation frame, the main area's titles (a lesson's st.title) not seen before.
+_TITLES = """() => {
+  window.__ittTitles = [];
+  const look = () => {
+    for (const h of document.querySelectorAll('[data-testid="stMain"] h1')) {
+      const text = h.textContent.trim();
+      if (text && !window.__ittTitles.includes(text)) window.__ittTitles.push(text);
+    }
+    requestAnimationFrame(look);
+  };
+  look();
+}"""
+
+
+def test_a_shut_lesson_opened_in_a_new_tab_is_shut_from_its_first_drawing(browser, app_url, page):
+    """The new tab drew the whole lesson, and shut it only once the browser's copy of the membership
+    had come back and rerun the page."""
+    from playwright.sync_api import expect
+
+    from drivers.browser import track
+
+    en = i18n.ui("en")
+    store = ClassStore.from_env()
+    created = store.create_class("Shut")
+    try:
+        store.set_open_upto(created.code, created.secret, "numbers")
+        goto(page, f"{app_url}/?lang=en&class={created.code}", en["lesson.numbers.title"],
+             timeout=SERVER_WARM_TIMEOUT_MS)
+        box = page.get_by_role("textbox", name=en["class.join.pseudonym"])
+        type_text(page, box, "Tabs", submit=None)
+        panel = page.locator('[data-testid="stForm"]').filter(has=box)
+        click(page, panel.get_by_role("button", name=en["class.join.button"], exact=True))
+        expect(page.locator('[data-testid="stSidebar"]').get_by_text("Tabs", exact=True)).to_be_visible(
+            timeout=APP_TIMEOUT_MS)
+        settle(page)
+
+        tab = page.context.new_page()
+        track(tab)
+        tab.add_init_script(f"({_TITLES})()")
+        goto(tab, f"{app_url}/tokenization?lang=en", timeout=APP_TIMEOUT_MS)
+        shut = i18n.fill(en["class.locked"], title=en["lesson.numbers.title"])
+        expect(tab.get_by_text(shut)).to_be_visible(timeout=APP_TIMEOUT_MS)
+        expect(tab.locator('[data-testid="stSidebar"]').get_by_text("Tabs", exact=True)).to_be_visible(
+            timeout=APP_TIMEOUT_MS)  # the membership is back, and the lesson still shut
+        settle(tab)
+        assert en["lesson.tokenization.title"] not in tab.evaluate("window.__ittTitles")
+        expect(tab.get_by_text(shut)).to_be_visible()
+        # The same lesson once the teacher opens it: drawn (the check above could see a title).
+        store.set_open_upto(created.code, created.secret, None)
+        goto(tab, f"{app_url}/tokenization?lang=en", en["lesson.tokenization.title"], timeout=APP_TIMEOUT_MS)
+        assert en["lesson.tokenization.title"] in tab.evaluate("window.__ittTitles")
     finally:
         store.delete_class(created.code, created.secret)
