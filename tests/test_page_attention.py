@@ -157,8 +157,8 @@ def test_page_shows_the_live_heads_in_both_languages(lang, real, example):
     # Every Streamlit chart; bertviz on demand (below).
     assert len(at.get("iframe")) == 0
     keys = set(chart_keys(at))
-    assert {"attention.overview", "attention.gqa_chart", "attention.mask_chart", "attention.scaling_chart",
-            "attention.cost_chart", "attention.memory_chart"} <= keys
+    assert {"attention.overview", "attention.gqa_chart", "attention.mask_chart", "attention.cost_chart",
+            "attention.memory_chart"} <= keys
     assert any(s.value.startswith(prefix(labels["attention.gqa.shared"])) for s in at.success)
 
 
@@ -204,14 +204,31 @@ def test_view_widgets_never_run_the_model(monkeypatch):
         raise AssertionError("a view widget ran the model")
 
     monkeypatch.setattr(ui.cache, "run_capture", no_model)
-    at.select_slider(key="attention.dh").set_value(1024)
     choose(at, 3, 7)
     assert not at.exception, at.exception
     assert title(at) == i18n.fill(i18n.ui("en")["attention.heatmap_title"], layer="3", head="7")
     assert steps(at, "flash")["layer"] == steps(at, "formula")["layer"] == 3
-    metrics = {m.label: m.value for m in at.metric}
-    # Without the scaling, Dh = 1024 saturates the softmax.
-    assert int(metrics[i18n.ui("en")["attention.scaling.max_raw"]].rstrip("%")) > 90
+
+
+def test_the_scaling_demo_sends_every_head_width_once(real):
+    """The d_head slider is the browser's (static/views/attention_steps.js, "scaling"): every width
+    offered, the model's among them, is sent with lib's seeded results."""
+    at = start("en", PAGE)
+    sent = view_data(at, "attention.scaling_view")
+    d_head = real.info.d_head
+    assert [o["dh"] for o in sent["options"]] == sorted(set(view.D_HEADS) | {d_head})
+    assert sent["default"] == sent["chosen"]["dh"] == d_head
+    for o in sent["options"]:
+        demo = att.scaling_demo(o["dh"], seed=0)
+        assert (o["var_raw"], o["var_scaled"], o["max_raw"], o["max_scaled"]) == (
+            demo.var_raw, demo.var_scaled, demo.max_raw, demo.max_scaled)
+        assert o["weights_raw"] == demo.weights_raw.tolist() and o["weights_scaled"] == demo.weights_scaled.tolist()
+        counts, edges = np.histogram(demo.scaled, bins=view.SCALING_BINS)
+        assert o["scaled"]["counts"] == counts.tolist() and o["scaled"]["lo"] == edges[0]
+        assert sum(o["raw"]["counts"]) == len(demo.raw)
+    # Without the scaling, Dh = 1024 saturates the softmax; with it, it does not.
+    wide = next(o for o in sent["options"] if o["dh"] == 1024)
+    assert wide["max_raw"] > 0.9 > wide["max_scaled"]
 
 
 @pytest.mark.parametrize("lang,text,expect", [
@@ -224,8 +241,9 @@ def test_bad_text_gets_a_message_not_a_traceback(lang, text, expect):
     at = start(lang, PAGE, text=text)
     labels = i18n.ui(lang)
     # The parts that need no text are always there.
-    for key in ("attention.scaling_chart", "attention.cost_chart", "attention.gqa_chart"):
+    for key in ("attention.cost_chart", "attention.gqa_chart"):
         assert chart(at, key) is not None, key
+    assert view_data(at, "attention.scaling_view") is not None
     if expect == "text.empty":
         assert any(x.value == labels["text.empty"] for x in at.info)
         assert heads(at) is None and len(at.get("iframe")) == 0

@@ -29,7 +29,7 @@ def open_link(lesson: str, query: dict[str, str]) -> AppTest:
     return at
 
 
-HELD_BY = {("attention", "block"): "attention.flash_view"}  # a value held by another view than the lesson's first
+HELD_BY = {("attention", "block"): "attention.flash_view", ("attention", "dh"): "attention.scaling_view"}  # a value held by another view than the lesson's first
 
 
 def test_every_shared_key_is_a_widget_value_of_its_kind():
@@ -73,15 +73,17 @@ def test_a_link_opens_the_same_attention_view():
     assert set(other.query_params) == {"lang"}  # the link's parameters leave the address bar
 
 
-def test_an_attention_link_hands_its_tile_size_to_the_flash_view():
-    """Flash attention's tile size is the browser's (static/views/attention_steps.js): a link's
+def test_an_attention_link_hands_its_tile_size_and_d_head_to_the_views():
+    """Flash attention's tile size and the scaling demo's d_head are the browser's (static/views/attention_steps.js): a link's
     reaches the view once, with a fresh token; one that does not fit this text is left out."""
-    query = {"lang": "en", "layer": "3", "head": "2", "block": "4",
+    query = {"lang": "en", "layer": "3", "head": "2", "block": "4", "dh": "16",
              "text": "The quick brown fox jumps over the lazy dog."}
     at = open_link("attention", query)
     assert not at.exception, at.exception
     flash = view_data(at, "attention.flash_view")
     assert flash["asked_block"] == 4 and flash["chosen"]["block"] == 4 and flash["chosen"]["token"]
+    scaling = view_data(at, "attention.scaling_view")  # the scaling demo's d_head, the same way
+    assert scaling["asked_dh"] == 16 and scaling["chosen"] == {"dh": 16, "token": flash["chosen"]["token"]}
     assert flash["layer"] == 3 and flash["chosen"]["head"] == 2
     at = open_link("attention", dict(query, block="3"))  # not one of the tile sizes offered
     flash = view_data(at, "attention.flash_view")

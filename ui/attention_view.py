@@ -493,23 +493,6 @@ def mask_figure(n: int, labels: dict[str, str]) -> go.Figure:
     return fig
 
 
-def scaling_figure(demo: att.ScalingDemo, labels: dict[str, str]) -> go.Figure:
-    """Left: spread of the scores with and without ÷√Dh. Right: one softmax row, both ways."""
-    fig = make_subplots(1, 2, subplot_titles=(labels["spread"], labels["row"]), horizontal_spacing=0.1)
-    fig.add_trace(go.Histogram(x=demo.raw, name=labels["raw"], opacity=0.6, marker_color=PALETTE[1], nbinsx=60), 1, 1)
-    fig.add_trace(go.Histogram(x=demo.scaled, name=labels["scaled"], opacity=0.6, marker_color=PALETTE[0], nbinsx=60), 1, 1)
-    keys = [labels["key"].format(j=j) for j in range(len(demo.weights_raw))]
-    fig.add_trace(go.Bar(x=keys, y=demo.weights_raw, name=labels["raw"], marker_color=PALETTE[1], showlegend=False), 1, 2)
-    fig.add_trace(go.Bar(x=keys, y=demo.weights_scaled, name=labels["scaled"], marker_color=PALETTE[0], showlegend=False), 1, 2)
-    # Overlaid histograms; the two bar series are shifted by hand to sit side by side.
-    fig.update_traces(width=0.4, offset=-0.4, selector=dict(type="bar", marker_color=PALETTE[1]))
-    fig.update_traces(width=0.4, offset=0.0, selector=dict(type="bar", marker_color=PALETTE[0]))
-    fig.update_layout(barmode="overlay", height=340, margin=dict(l=10, r=10, t=40, b=10),
-                      legend=dict(orientation="h", y=-0.15))
-    fig.update_yaxes(range=[0, 1], row=1, col=2)
-    return fig
-
-
 def cost_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], mark: tuple[int, float] | None,
                 labels: dict[str, str]) -> go.Figure:
     """Attention FLOPs against tokens (log-log) for each model, the learner's text marked."""
@@ -638,27 +621,59 @@ def mask_spec(lang: str) -> dict:
 @st.fragment
 def scaling_section(d_head: int, mark: str = "") -> None:
     """The scaling demo (the same for every text): computed when the learner reaches it (`mark`:
-    the model, ui.follow)."""
+    the model, ui.follow), then drawn in the browser (static/views/attention_steps.js, "scaling")
+    from every d_head's results sent once: moving d_head runs nothing here."""
     with follow.when_reached("attention.scaling_box", mark) as now:
         if not now:
             return
-        options = sorted(set(D_HEADS) | {d_head})
-        if st.session_state.get("attention.dh") not in options:
-            st.session_state["attention.dh"] = d_head
-        dh = st.select_slider(t("attention.scaling.dh"), options=options, key="attention.dh")
-        demo = scaling(int(dh), 0)
-        cols = st.columns(4)
-        cols[0].metric(t("attention.scaling.var_raw"), num(demo.var_raw, 1))
-        cols[1].metric(t("attention.scaling.var_scaled"), num(demo.var_scaled, 2))
-        cols[2].metric(t("attention.scaling.max_raw"), f"{num(round(100 * demo.max_raw))}%")
-        cols[3].metric(t("attention.scaling.max_scaled"), f"{num(round(100 * demo.max_scaled))}%")
-        live_chart(scaling_spec(int(dh), core.lang()), key="attention.scaling_chart")
-        keys = len(demo.weights_raw)
-        st.caption(t("attention.scaling.seed", n=num(len(demo.raw)), seed=num(demo.seed), rows=num(len(demo.raw) // keys),
-                     keys=num(keys)))
+        views.view(STEP_VIEW, "attention.scaling_view", scaling_data(d_head))
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+SCALING_BINS = 60  # the histogram's bins, per series
+
+
+def _histogram(x: np.ndarray) -> dict:
+    counts, edges = np.histogram(x, bins=SCALING_BINS)
+    return {"counts": counts.tolist(), "lo": float(edges[0]), "width": float(edges[1] - edges[0])}
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _scaling_options(d_head: int) -> list[dict]:
+    """Every d_head the demo offers (the model's own among them), each one's seeded results: the
+    spread of the scores as histograms, the example row's weights, the four numbers."""
+    out = []
+    for dh in sorted(set(D_HEADS) | {d_head}):
+        demo = scaling(dh, 0)
+        out.append({"dh": dh, "var_raw": demo.var_raw, "var_scaled": demo.var_scaled, "max_raw": demo.max_raw,
+                    "max_scaled": demo.max_scaled, "weights_raw": demo.weights_raw.tolist(),
+                    "weights_scaled": demo.weights_scaled.tolist(), "raw": _histogram(demo.raw),
+                    "scaled": _histogram(demo.scaled)})
+    return out
+
+
+def scaling_data(d_head: int) -> dict:
+    """The scaling view's data: every d_head's results, the labels, the d_head to start from (the
+    model's, or a link's once)."""
+    lang = core.lang()
+    options = _scaling_options(int(d_head))
+    token = st.session_state.get(CHOSEN_TOKEN, "")
+    asked = st.session_state.get("attention.dh")  # a link's d_head, taken once by the view
+    asked = asked if isinstance(asked, int) and asked in [o["dh"] for o in options] else None
+    demo = scaling(int(d_head), 0)
+    keys = len(demo.weights_raw)
+    labels = {k: t(f"attention.scaling.{k}") for k in ("dh", "var_raw", "var_scaled", "max_raw", "max_scaled", "spread",
+                                                         "row", "raw", "scaled", "key")}
+    labels |= {"table": t("chart.as_table"), "unavailable": t("views.unavailable"),
+               "caption": t("attention.scaling.seed", n=num(len(demo.raw)), seed=num(demo.seed),
+                            rows=num(len(demo.raw) // keys), keys=num(keys)),
+               "from": t("attention.scaling.bin_from"), "to": t("attention.scaling.bin_to"),
+               "count": t("attention.scaling.bin_count")}
+    return {"part": "scaling", "options": options, "default": int(d_head), "asked_dh": asked, "lang": lang,
+            "labels": labels, "palette": PALETTE, "config": modebar_config("attention.scaling_chart"),
+            "chosen": {"dh": asked or int(d_head), "token": token}, "layer": 0, "n_heads": 1,
+            "key": views.data_key("scaling", int(d_head), lang, token), "text_key": views.data_key("scaling", lang)}
+
+
 def scaling_spec(dh: int, lang: str) -> dict:
     """The scaling demo's figure for one Dh (a seeded draw: the same every time), built once per
     value and language: the Dh slider's few states are each drawn once."""

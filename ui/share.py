@@ -66,7 +66,7 @@ SHARED: dict[str, dict[str, Param]] = {
         "live_pair": Param("position.live_pair", "int", lo=0),
         "which": Param("position.which", "str", ("q", "k")),
     },
-    "attention": {  # chosen_head and scaling_section bring values back in range, the flash view its tile size
+    "attention": {  # chosen_head brings values back in range, the flash and scaling views their tile size and d_head
         "layer": Param("attention.layer", "int", lo=0),
         "head": Param("attention.head", "int", lo=0),
         "dh": Param("attention.dh", "int", lo=1),
@@ -103,7 +103,7 @@ SHARED: dict[str, dict[str, Param]] = {
 IN_BROWSER: dict[str, tuple[str, tuple[str, ...], str]] = {  # lesson: (store name, params, link token key)
     "sampling": ("sampling.settings", SV.SETTINGS, SV.LINK_KEY),
     "kvcache": ("kvcache.settings", KV.SETTINGS, KV.LINK_KEY),
-    "attention": ("attention.chosen", ("layer", "head", "block"), AV.CHOSEN_TOKEN),
+    "attention": ("attention.chosen", ("layer", "head", "block", "dh"), AV.CHOSEN_TOKEN),
     "tokenization": ("tokenization.settings", ("target", "view", "ids"), "tokenization.link_settings"),
     "block": ("block.settings", ("norm_token", "resid_token", "lens_layer", "lens_pos"), "block.link_settings"),
     "position": ("position.settings", ("m", "pair", "n", "k", "shift", "head", "live_pair", "which"),

@@ -1,6 +1,6 @@
 // The attention lesson's sections that draw the chosen head further down the page: the formula's
-// steps ("formula"), the head recomputed without the mask ("mask") and flash attention ("flash").
-// One module, three mounts. Each is sent every head of the chosen layer once per (model, text,
+// steps ("formula"), the head recomputed without the mask ("mask") and flash attention ("flash");
+// and the scaling demo ("scaling": every d_head's seeded results sent once). One module, four mounts. Each is sent every head of the chosen layer once per (model, text,
 // language, layer) and follows the head that attention.js publishes in the page store
 // ("attention.chosen"): a head move, a tab, a tile size or a tile step runs nothing on the server.
 // A layer not sent yet comes with the live view's own run (its trigger reruns these sections too).
@@ -15,6 +15,7 @@ const CHOSEN = "attention.chosen";
 const TAB = "attention.step_tab";
 const FLASH_STEP = "attention.flash_step";
 const FLASH_TOKEN = "attention.flash_token";
+const SCALING_TOKEN = "attention.scaling_token";
 const STEPS = ["qkv", "scores", "scale", "mask", "softmax", "sum", "concat"];
 
 // ------------------------------------------------------------------ the maths
@@ -182,7 +183,7 @@ function follow(root, data, show, status) {
   update(store().get(CHOSEN, null));
 }
 
-function frame(root, data) {
+function frame(root, data) {  // the view's box, and its status line
   clearView(root);
   const box = el(root, "div", `itt-view itt-attention-${data.part}`);
   box.dataset.testid = "ittView";
@@ -488,13 +489,87 @@ function buildFlash(root, data) {
   }, status);
 }
 
+// ------------------------------------------------------------------ why divide by √d_head
+
+/** The d_head to start from: a link's (once), else the learner's last, else the model's own. */
+function startDh(data, options) {
+  const ok = (v) => options.includes(Number(v));
+  const token = data.chosen.token;
+  if (token && data.asked_dh !== null && store().get(SCALING_TOKEN, "") !== token) {
+    store().set(SCALING_TOKEN, token);
+    if (ok(data.asked_dh)) return Number(data.asked_dh);
+  }
+  const kept = (store().get(CHOSEN, null) || {}).dh;
+  return ok(kept) ? Number(kept) : data.default;
+}
+
+function buildScaling(root, data) {
+  const L = data.labels;
+  const lang = data.lang;
+  const { box } = frame(root, data);
+  const values = data.options.map((o) => o.dh);
+  let index = values.indexOf(startDh(data, values));
+  const controls = el(box, "div", "itt-controls");
+  const input = slider(controls, { label: L.dh, min: 0, max: values.length - 1, step: 1, value: index,
+    format: (i) => formatNumber(values[i], lang), testid: "attention.dh" });
+  const row = el(box, "div", "itt-metrics");
+  const metrics = ["var_raw", "var_scaled", "max_raw", "max_scaled"].map((k) => [k, metricBox(row, L[k], null, `attention.scaling.${k}`)]);
+  const chart = chartWithTable(box, L.table);
+  chart.fig.dataset.testid = "attention.scaling_chart";
+  chart.fig.setAttribute("aria-label", `${L.spread} · ${L.row}`);
+  el(box, "p", "itt-help").textContent = L.caption;
+  const show = () => {
+    const o = data.options[index];
+    for (const [k, value] of metrics) {
+      value.textContent = k.startsWith("var") ? formatNumber(o[k], lang, k === "var_raw" ? 1 : 2)
+        : `${formatNumber(100 * o[k], lang, 0)}%`;
+    }
+    const bars = (h, name, colour) => ({ type: "bar", name, x: h.counts.map((_, i) => h.lo + (i + 0.5) * h.width),
+      y: h.counts, width: h.width, opacity: 0.6, marker: { color: colour }, xaxis: "x", yaxis: "y" });
+    const keys = o.weights_raw.map((_, j) => fill(L.key, { j }));
+    const pair = (w, name, colour, offset) => ({ type: "bar", name, x: keys, y: w, width: 0.4, offset, marker: { color: colour },
+      showlegend: false, xaxis: "x2", yaxis: "y2" });
+    const title = (text, x) => ({ text, x, y: 1, xref: "paper", yref: "paper", xanchor: "center", yanchor: "bottom", showarrow: false });
+    const spec = { data: [bars(o.raw, L.raw, data.palette[1]), bars(o.scaled, L.scaled, data.palette[0]),
+      pair(o.weights_raw, L.raw, data.palette[1], -0.4), pair(o.weights_scaled, L.scaled, data.palette[0], 0)],
+    layout: { barmode: "overlay", height: 340, margin: { l: 10, r: 10, t: 40, b: 10 },
+      xaxis: { domain: [0, 0.45] }, yaxis: { anchor: "x" }, xaxis2: { domain: [0.55, 1], anchor: "y2" },
+      yaxis2: { anchor: "x2", range: [0, 1] }, annotations: [title(L.spread, 0.225), title(L.row, 0.775)],
+      legend: { orientation: "h", y: -0.15 }, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
+      separators: lang === "it" ? ",." : ".," } };
+    const state = JSON.stringify({ dh: o.dh });
+    box.dataset.state = state;
+    draw(chart.plot, data, spec, () => { box.dataset.drawn = state; });
+    const tables = () => {
+      const one = el(chart.box, "div");
+      const two = el(chart.box, "div");
+      tableOf(one, { caption: L.row, head: ["", L.raw, L.scaled],
+        rows: keys.map((k, j) => [k, formatNumber(o.weights_raw[j], lang, 3), formatNumber(o.weights_scaled[j], lang, 3)]) });
+      const bins = (h, name) => h.counts.map((c, i) => [name, formatNumber(h.lo + i * h.width, lang, 2),
+        formatNumber(h.lo + (i + 1) * h.width, lang, 2), formatNumber(c, lang)]);
+      tableOf(two, { caption: L.spread, head: ["", L.from, L.to, L.count], rows: bins(o.raw, L.raw).concat(bins(o.scaled, L.scaled)) });
+    };
+    chart.box.replaceChildren();
+    if (chart.details.open) tables();
+    chart.details.ontoggle = () => { chart.box.replaceChildren(); if (chart.details.open) tables(); };
+  };
+  const later = perFrame(show);
+  input.addEventListener("input", () => {
+    index = Number(input.value);
+    store().set(CHOSEN, Object.assign({}, store().get(CHOSEN, {}), { dh: values[index] }));
+    later();
+  });
+  show();
+}
+
 // ------------------------------------------------------------------ mount
 
-const PARTS = { formula: buildFormula, mask: buildMask, flash: buildFlash };
+const PARTS = { formula: buildFormula, mask: buildMask, flash: buildFlash, scaling: buildScaling };
 
 export function mount(root, data) {
   if (root.__ittKey === data.key) return;
   root.__ittKey = data.key;
+  if (data.part === "scaling") { keepFocus(root, () => buildScaling(root, data)); return; }
   if (root.__ittText !== data.text_key) { root.__ittLayers = new Map(); root.__ittText = data.text_key; }
   const sent = { formula: null, mask: null, flash: null };
   sent[data.part] = data.part === "mask" ? { n: data.n, weights: data.weights, future: data.future }

@@ -50,8 +50,9 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     expect(overview).not_to_contain_text(en["app.section_pending"], timeout=APP_TIMEOUT_MS)
     # The sections below worked out when reached (the scaling demo, GQA, the cost) are reached
     # once, so that the moves counted below find nothing owed to them.
-    for part in ("formula", "mask", "flash"):
-        page.locator(f'[data-view="attention_steps.{part}"]').scroll_into_view_if_needed()
+    for part in ("formula", "scaling", "mask", "flash"):  # the scaling view is in its when-reached box
+        where = ".st-key-attention-scaling_box" if part == "scaling" else f'[data-view="attention_steps.{part}"]'
+        page.locator(where).scroll_into_view_if_needed()
         settle(page, sections=True)
     heatmap.scroll_into_view_if_needed()
     settle(page, sections=True)
@@ -116,7 +117,15 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     expect(flash).to_have_attribute("data-drawn", f'{{"layer":15,"head":8,"block":2,"step":{last}}}')
     rows = flash.locator('table[data-testid="attention.flash_rows"] tbody tr')
     assert rows.count() in (1, 2)  # the last tile's query rows (a tile of 2 tokens, or the one left over)
-    assert runs_of(page).sent == sent, "a tab, a tile size or a tile step sent something to the server"
+    # The scaling demo's d_head, in the browser too: the widest, where the unscaled softmax saturates.
+    scaling = page.locator('[data-view="attention_steps.scaling"]')
+    scaling.scroll_into_view_if_needed()
+    dh = scaling.get_by_role("slider", name=en["attention.scaling.dh"])
+    dh.focus()
+    dh.press("End")
+    expect(scaling).to_have_attribute("data-drawn", '{"dh":1024}', timeout=APP_TIMEOUT_MS)
+    assert int(scaling.locator('[data-testid="attention.scaling.max_raw"]').inner_text().rstrip("%")) > 90
+    assert runs_of(page).sent == sent, "a tab, a tile size, a tile step or d_head sent something to the server"
     heatmap.scroll_into_view_if_needed()
 
     # Click the thumbnail of layer 2, head 7 in the overview: that head opens above. The click counts
