@@ -1,4 +1,6 @@
-"""The attention lesson's figures, cached computations and page sections.
+"""The attention lesson's figures, cached computations, page sections and its browser views' data
+(the chosen layer's heads for attention.js; every head's steps, weights without the mask and flash
+scores, and the scaling demo's results, for attention_steps.js).
 
 Figure builders (`*_figure`) take data and already-translated labels and return a plotly figure,
 so they can be tested without a browser. Cached helpers are keyed by plain strings and numbers and
@@ -26,7 +28,7 @@ from ui.cache import get_capture, get_model
 from ui import core, follow, styles, views
 from ui.core import num, t
 from ui.export import modebar_config
-from ui.figures import PALETTE, Spec, quick
+from ui.figures import PALETTE, Spec
 from ui.live_chart import live_chart
 
 HEATMAP_MAX_TOKENS = 64  # a [T, T] heatmap with more rows has unreadable token labels
@@ -248,7 +250,8 @@ def open_clicked_head() -> None:
         if data is not None and len(data) >= 2:
             st.session_state["attention.layer"], st.session_state["attention.head"] = int(data[0]), int(data[1])
             st.session_state[CHOSEN_TOKEN] = str(time.time_ns())  # the view takes this head
-            st.session_state.pop("attention.block", None)  # a link's tile size, already taken by the flash view
+            for taken in ("attention.block", "attention.dh"):  # a link's, already taken by the flash and scaling views
+                st.session_state.pop(taken, None)
             # The click is in the overview's own section: rerun the live view's and the head's sections.
             st.rerun([LIVE_SECTION, *STEP_SECTIONS])
 
@@ -381,24 +384,6 @@ def steps_data(cap: Capture, layer: int, head: int, part: str) -> dict:
 
 
 # --------------------------------------------------------------------------- figures
-
-
-def head_figure(weights: np.ndarray, mask: np.ndarray, tokens, labels: dict[str, str], height: int = 0) -> go.Figure:
-    """One head's [T, T] weights: queries down, keys across; hidden (masked) cells left blank."""
-    n = weights.shape[0]
-    names = [esc(x) for x in tokens[:n]]
-    z = np.where(mask, weights, np.nan)
-    hover = [[labels["hover"].format(q=names[i], i=i, k=names[j], j=j, w=f"{weights[i, j]:.3f}")
-              if mask[i, j] else labels["hidden"] for j in range(n)] for i in range(n)]
-    ticks = dict(tickmode="array", tickvals=list(range(n)), ticktext=names, tickfont=dict(size=10 if n > 24 else 12))
-    side = height or min(800, max(340, 22 * n + 200))
-    # The keys' labels sit on top, like a matrix: the title goes above them, clear of the ticks.
-    return quick([dict(type="heatmap", z=z, zmin=0, zmax=1, colorscale=COLORSCALE, text=hover, hoverinfo="text",
-                       colorbar=dict(title=dict(text=labels["weight"]), thickness=12), xgap=1, ygap=1)],
-                 dict(xaxis=dict(title=dict(text=labels["x"]), side="top", **ticks),
-                      yaxis=dict(title=dict(text=labels["y"]), autorange="reversed", **ticks),
-                      height=side, margin=dict(l=10, r=10, t=130, b=10),
-                      title=dict(text=labels.get("title"), y=0.99, yanchor="top", x=0.01)))
 
 
 def overview_figure(attn: np.ndarray, n: int, labels: dict[str, str],
