@@ -449,7 +449,7 @@ class ClassStore:
         try:
             with self._engine.connect() as conn:
                 conn.execute(sa.text("SELECT 1"))
-        except Exception:  # noqa: BLE001 - any failure means "unreachable" to the page
+        except (sa_exc.SQLAlchemyError, OSError):  # the driver's errors: "unreachable" to the page
             self._down_until = time.monotonic() + RETRY_AFTER_S
             return False
         self._down_until = 0.0

@@ -222,11 +222,8 @@ def test_every_skip_for_a_missing_need_fails_on_ci():
 
 # --- no error swallowed without a word ------------------------------------------------------------
 
-# Files whose broad handlers still drop their error silently, to be removed from this list. All are
-# the class store's: a store that does not answer shows as "offline" (or classes off, for a
-# malformed ITT_DATABASE_URL) with nothing logged; to be narrowed to its StoreUnavailable and the
-# rest logged (that code is being reworked on its own).
-KNOWN_SILENT = {"lib/classroom.py", "ui/classroom.py", "ui/classroom_view.py"}
+# Files whose broad handlers still drop their error silently, to be removed from this list (none left).
+KNOWN_SILENT: set[str] = set()
 
 _LOG_CALLS = {"failure", "warning", "error", "exception", "critical", "info", "debug", "call_exception_handler"}
 

@@ -34,12 +34,14 @@ the class, and they are sent when it answers again.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 
 import streamlit as st
 
 from lib import classroom as C
+from lib.log import failure
 from ui import nav
 from ui.core import t
 
@@ -62,6 +64,7 @@ MAX_TYPED = 200  # characters the pseudonym box takes (more than a pseudonym may
 MAX_QUEUE = 500  # reports kept while the database is down (every lesson question and then some)
 ORDER = [x.id for x in nav.LESSONS] + [nav.FINAL.id]  # the path that "open up to" cuts
 CSS = Path(__file__).with_name("classroom.css")  # the banner's place on the screen
+log = logging.getLogger(__name__)
 
 
 # ------------------------------------------------------------------------- the store
@@ -71,7 +74,8 @@ def store():
     """The class store shared by every session; None when it cannot even be set up (bad URL)."""
     try:
         return C.ClassStore.from_env()
-    except Exception:  # a malformed ITT_DATABASE_URL, a missing driver: the course goes on without classes
+    except Exception as e:  # a malformed ITT_DATABASE_URL, a missing driver: the course goes on without classes
+        failure(log, "setting up the class store", e)
         return None
 
 
@@ -86,7 +90,10 @@ def _class_state(code: str) -> tuple[str, object, object]:
         if info is None:
             return "gone", None, None
         return "ok", info, s.pacing(code)
-    except Exception:  # StoreUnavailable, or a driver error of any kind
+    except C.ClassError:  # StoreUnavailable (the store logs it), or the class gone between the two reads
+        return "down", None, None
+    except Exception as e:
+        failure(log, "reading a class's pacing", e, once=True)
         return "down", None, None
 
 
@@ -159,7 +166,10 @@ def _ask_to_join(code: str) -> None:
     s = store()
     try:
         ss[SUGGESTED] = s.suggest_pseudonym(code)
-    except Exception:
+    except C.ClassError:
+        ss[SUGGESTED] = ""
+    except Exception as e:
+        failure(log, "proposing a pseudonym", e)
         ss[SUGGESTED] = ""
 
 
@@ -200,7 +210,11 @@ def _on_join() -> None:
     except C.BadPseudonym:
         ss["class.join_problem"] = "class.err.bad"
         return
-    except Exception:  # StoreUnavailable or a driver error
+    except C.ClassError:  # StoreUnavailable (the store logs it), a full class
+        ss["class.join_problem"] = "class.err.store"
+        return
+    except Exception as e:
+        failure(log, "joining a class", e)
         ss["class.join_problem"] = "class.err.store"
         return
     ss.pop(PENDING, None)
@@ -234,7 +248,10 @@ def _gone(code: str) -> None:
     s = store()
     try:
         deleted = s is None or s.class_info(code) is None
-    except Exception:  # the database went away meanwhile: the class is over for this browser either way
+    except C.ClassError:  # the database went away meanwhile: the class is over for this browser either way
+        deleted = True
+    except Exception as e:
+        failure(log, "reading a class", e)
         deleted = True
     _class_state.clear()
     forget()
@@ -249,8 +266,10 @@ def _on_leave() -> None:
     if mine and s is not None:
         try:
             s.leave(mine["id"])
-        except Exception:  # the database is down: the class's expiry deletes it anyway
+        except C.ClassError:  # the database is down: the class's expiry deletes it anyway
             pass
+        except Exception as e:
+            failure(log, "leaving a class", e)
 
 
 def join_panel() -> None:
@@ -420,7 +439,10 @@ def _send(call) -> bool:
             if mine:
                 _gone(mine["code"])
             return True
-        except Exception:  # StoreUnavailable or a driver error: the lesson goes on
+        except C.ClassError:  # StoreUnavailable (the store logs it): the lesson goes on
+            ok = False
+        except Exception as e:
+            failure(log, "sending to the class", e, once=True)
             ok = False
     st.session_state[OFFLINE] = not ok
     return ok
@@ -565,8 +587,11 @@ def _restore(raw: object) -> bool:
     s = store()
     try:
         learner = s.learner(str(data["id"])) if s is not None else None
-    except Exception:  # the database is down: keep the membership, the reports wait for it
+    except C.ClassError:  # StoreUnavailable: keep the membership, the reports wait for the database
         learner = C.Learner(str(data["id"]), C.normalise_code(str(data["code"])), str(data["pseudonym"])[:64])
+    except Exception as e:  # no membership back: better than one that may be wrong
+        failure(log, "restoring a class membership", e)
+        return False
     if learner is None or learner.code != C.normalise_code(str(data["code"])):
         return False
     st.session_state[MEMBER] = {"code": learner.code, "id": learner.id, "pseudonym": learner.pseudonym}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import logging
 
 import pandas as pd
 import streamlit as st
@@ -25,6 +26,7 @@ import streamlit as st
 from lib import class_board as B
 from lib import class_links as L
 from lib import classroom as C
+from lib.log import failure
 from lib.quiz import load_bank
 from ui import classroom, nav
 from ui.classroom import TEACHER, title
@@ -33,6 +35,7 @@ from ui.downloads import built_when_clicked
 
 REFRESH_SECONDS = 2.5
 ANONYMIZE = "class.anonymize"
+log = logging.getLogger(__name__)
 REMOVING = "class.removing"  # the pseudonym the teacher asked to remove, waiting for the confirmation
 PROBLEM = "class.teacher_problem"  # the label of a message for the teacher, shown until they act
 
@@ -40,7 +43,10 @@ PROBLEM = "class.teacher_problem"  # the label of a message for the teacher, sho
 def _ping(s) -> bool:
     try:
         return s.ping() is not False
-    except Exception:
+    except C.ClassError:
+        return False
+    except Exception as e:
+        failure(log, "asking the class store", e, once=True)
         return False
 
 
@@ -51,7 +57,11 @@ def _on_start() -> None:
     s = classroom.store()
     try:
         created = s.create_class(name=(ss.get("class.start_name") or "").strip() or None)
-    except Exception:
+    except C.ClassError:
+        ss[PROBLEM] = "class.store_error"
+        return
+    except Exception as e:
+        failure(log, "starting a class", e)
         ss[PROBLEM] = "class.store_error"
         return
     ss[TEACHER] = {"code": created.code, "secret": created.secret}
@@ -78,7 +88,11 @@ def _act(method: str, *args) -> None:
         _on_forget()
         ss[PROBLEM] = "class.teacher_gone"
         return
-    except Exception:
+    except C.ClassError:
+        ss[PROBLEM] = "class.store_error"
+        return
+    except Exception as e:
+        failure(log, f"the teacher's {method}", e)
         ss[PROBLEM] = "class.store_error"
         return
     classroom._class_state.clear()  # this session sees its own change at once
@@ -95,7 +109,10 @@ def _lead(lesson: str) -> None:
     me = ss.get(TEACHER) or {}
     try:
         pace = classroom.store().pacing(me.get("code"))
-    except Exception:
+    except C.ClassError:
+        pace = None
+    except Exception as e:
+        failure(log, "reading the class's pacing", e)
         pace = None
     order = classroom.ORDER
     shut = (pace is not None and pace.open_upto in order and lesson in order
@@ -118,7 +135,10 @@ def _teacher() -> dict | None:
     if ss.get("class.teacher_ok") != me["code"]:
         try:
             ok = bool(me["code"]) and classroom.store().verify_teacher(me["code"], me["secret"])
-        except Exception:
+        except C.ClassError:
+            ok = False
+        except Exception as e:
+            failure(log, "checking a teacher link", e)
             ok = False
         if not ok:
             ss[PROBLEM] = "class.bad_key"  # shown by render until the teacher acts
@@ -198,7 +218,11 @@ def _live(code: str, secret: str) -> None:
         _on_forget()
         st.session_state[PROBLEM] = "class.teacher_gone"
         st.rerun(scope="app")
-    except Exception:
+    except C.ClassError:
+        st.error(t("class.unreachable"))
+        return
+    except Exception as e:
+        failure(log, "reading the dashboard", e, once=True)
         st.error(t("class.unreachable"))
         return
     anonymize = st.toggle(t("class.dash.anonymize"), key=ANONYMIZE)
@@ -263,7 +287,10 @@ def _on_remove(pseudonym: str) -> None:
     try:
         classroom.store().remove_learner(me.get("code"), me.get("secret"), pseudonym)
         ss["class.removed"] = True
-    except Exception:  # NotTeacher or a database that does not answer
+    except C.ClassError:  # NotTeacher or a database that does not answer
+        ss["class.removed"] = False
+    except Exception as e:
+        failure(log, "removing a learner", e)
         ss["class.removed"] = False
 
 
