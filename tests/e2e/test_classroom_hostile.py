@@ -7,17 +7,22 @@ the browser; the others through the class store, as the page's join does. On the
 (the grid, where they are now, the remove list and its confirmation) there must be no image, link,
 coloured text or formula made of them, no request to that host, no dialog; and the CSV the teacher
 downloads has a byte order mark and holds them as text.
+
+The same on PostgreSQL with two replicas of the app sharing it (the learner on one, the teacher on
+the other), as a class behind nginx runs; skipped only where PostgreSQL is not installed and CI is
+not set (tests/ci.py).
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
 
-from drivers.browser import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto, type_text
+from drivers.browser import APP_TIMEOUT_MS, REPO, SERVER_WARM_TIMEOUT_MS, click, goto, serve, type_text
 from lib import i18n
-from lib.classroom import ClassStore
+from lib.classroom import DATABASE_ENV, ClassStore
 
 pytestmark = pytest.mark.e2e
 
@@ -50,11 +55,33 @@ def _no_markup_of_them(pg) -> None:
     assert "x^2" not in formulas, formulas  # the lesson's own formulas aside
 
 
-def test_hostile_pseudonyms_are_text_on_the_teachers_dashboard_and_in_the_csv(browser, app_url):
+@pytest.fixture(scope="module")
+def two_replicas(postgres):
+    """(database URL, replica 1, replica 2): two servers of the app on one new PostgreSQL database."""
+    url = postgres.new_database()
+    before = os.environ.get(DATABASE_ENV)
+    os.environ[DATABASE_ENV] = url  # the servers inherit the environment
+    try:
+        with serve(REPO / "app.py") as one, serve(REPO / "app.py") as two:
+            yield url, one, two
+    finally:
+        if before is None:
+            os.environ.pop(DATABASE_ENV, None)
+        else:
+            os.environ[DATABASE_ENV] = before
+
+
+@pytest.mark.parametrize("where", ["sqlite", pytest.param("postgres", marks=pytest.mark.slow)])
+def test_hostile_pseudonyms_are_text_on_the_teachers_dashboard_and_in_the_csv(browser, request, where):
     from playwright.sync_api import expect
 
     en = i18n.ui("en")
-    store = ClassStore.from_env()  # the app's own database (the server inherits the environment)
+    if where == "sqlite":  # one server on the app's own database (the server inherits the environment)
+        learner_url = teacher_url = request.getfixturevalue("app_url")
+        store = ClassStore.from_env()
+    else:  # the learner on one replica, the teacher on the other, one PostgreSQL database
+        database, learner_url, teacher_url = request.getfixturevalue("two_replicas")
+        store = ClassStore(database)
     created = store.create_class("Hostile")
     dialogs: list[str] = []
     requests: list[str] = []
@@ -63,7 +90,7 @@ def test_hostile_pseudonyms_are_text_on_the_teachers_dashboard_and_in_the_csv(br
         # One joins through the page (the sidebar shows the pseudonym to its learner)...
         lctx, learner = _context(browser, dialogs, requests)
         contexts.append(lctx)
-        goto(learner, f"{app_url}/?lang=en&class={created.code}", en["lesson.numbers.title"],
+        goto(learner, f"{learner_url}/?lang=en&class={created.code}", en["lesson.numbers.title"],
              timeout=SERVER_WARM_TIMEOUT_MS)
         box = learner.get_by_role("textbox", name=en["class.join.pseudonym"])
         type_text(learner, box, HOSTILE[-1], submit=None)
@@ -78,7 +105,7 @@ def test_hostile_pseudonyms_are_text_on_the_teachers_dashboard_and_in_the_csv(br
 
         tctx, teacher = _context(browser, dialogs, requests)
         contexts.append(tctx)
-        goto(teacher, f"{app_url}/teachers?lang=en&class={created.code}&key={created.secret}",
+        goto(teacher, f"{teacher_url}/teachers?lang=en&class={created.code}&key={created.secret}",
              en["class.dash.header"], timeout=SERVER_WARM_TIMEOUT_MS)
         grid = teacher.locator('[data-testid="stDataFrame"]').first
         expect(grid).to_be_visible(timeout=DASHBOARD_MS)
@@ -123,3 +150,4 @@ def test_hostile_pseudonyms_are_text_on_the_teachers_dashboard_and_in_the_csv(br
         for c in contexts:
             c.close()
         store.delete_class(created.code, created.secret)
+        store.close()
