@@ -11,7 +11,10 @@ What it does, in order:
      server started for the run with drivers/postgres.py) and starts a class in it, as the teachers'
      page does;
   2. K protocol learners (drivers/stclient.py: Streamlit's own websocket, as the browser speaks it)
-     open the join link `/?class=CODE`, keep the proposed pseudonym and join ("join");
+     open the join link `/?class=CODE`, answer the lesson's last multiple-choice question before
+     joining ("answer before joining"; not with --stop-replica-after, which answers it later), keep
+     the proposed pseudonym and join ("join"); the dashboard must count exactly K first answers to
+     that question, sent by the join;
   3. all of them answer the first multiple-choice question of the first lesson within one second
      ("answer"); the dashboard must then count K learners and exactly K first answers to it;
   4. with --postgres, the database stops: every learner answers the second question (the lesson goes
@@ -69,8 +72,10 @@ LD = _driver()
 
 
 def choice_questions(me: Learner, lesson: str) -> list[str]:
-    """The keys of the lesson's multiple-choice answers, in page order."""
-    return [k for k in me.keys(f"quiz.{lesson}.") if k.endswith(".answer") and me.widget(k).kind == "radio"]
+    """The keys of the lesson's multiple-choice answers, by key (the order a session lists them in
+    changes with its runs: the one answered before joining must be the same for every learner and
+    never one answered later)."""
+    return sorted(k for k in me.keys(f"quiz.{lesson}.") if k.endswith(".answer") and me.widget(k).kind == "radio")
 
 
 async def answer(me: Learner, key: str):
@@ -182,11 +187,17 @@ async def run(url: str, k: int, idle_s: float, lang: str, store: C.ClassStore, p
             if "class.pseudonym" not in me.widgets:
                 failures.append(f"learner {i}: no join panel")
                 return
+            if stop_after is None:  # an answer kept in the session (and the tab's storage) before joining
+                action = await answer(me, choice_questions(me, lesson)[-1])
+                if action is None:
+                    failures.append(f"learner {i}: no verdict before joining")
+                else:
+                    note("answer before joining", action)
             note("join", await me.submit("class.join_form", name="join"))
         await asyncio.gather(*(join(i, me) for i, me in enumerate(learners)))
         questions = choice_questions(learners[0], lesson)
-        if len(questions) < 3:
-            failures.append(f"the lesson {lesson} has {len(questions)} multiple-choice questions, 3 wanted")
+        if len(questions) < 4:
+            failures.append(f"the lesson {lesson} has {len(questions)} multiple-choice questions, 4 wanted")
             return report(rows, waits, failures, k)
 
         verdicts_seen = [0] * k
@@ -212,6 +223,8 @@ async def run(url: str, k: int, idle_s: float, lang: str, store: C.ClassStore, p
             if verdict == "MISS":
                 failures.append(f"{when}: {joined} learners, {answered} answers, {k} wanted")
 
+        if stop_after is None:
+            check(questions[-1], "answered before joining, counted after the join")
         await all_answer(questions[0])
         check(questions[0], "all answer within 1 s")
 
