@@ -19,8 +19,8 @@ so a learner trying ten sentences queues one lens, not ten. A failure is logged 
 cause, lib/log.py), reaches whoever waits as a `LensError`, and is not kept: the next `result` tries
 again.
 
-The service is started explicitly where the lens is needed (`start`: its threads; the process
-starts with the first lens); `submit` and `result` on a service not started raise.
+The service is started explicitly where the lens is needed (`start`: its threads and the lens
+process); `submit` and `result` on a service not started raise.
 
 Deliberately left out: streamlit (ui/lens_service.py reads the model and the capture and holds the
 server's one service) and the lens's arithmetic (lib/logit_lens.py).
@@ -147,12 +147,14 @@ class LensService:
     # --- the interface -----------------------------------------------------------------------
 
     def start(self) -> "LensService":
-        """Start the service's threads (once; calling it again changes nothing)."""
+        """Start the service's threads and, from the first of them, its lens process (once; calling
+        it again changes nothing). A process that cannot start is logged; the lenses are then
+        worked out on the threads."""
         with self._lock:
             if self._threads or self._closing:
                 return self
             for i in range(self.n_threads):
-                thread = threading.Thread(target=self._work, daemon=True, name=f"itt-low-lens-{i}")
+                thread = threading.Thread(target=self._work, args=(i == 0,), daemon=True, name=f"itt-low-lens-{i}")
                 self._threads.append(thread)
                 thread.start()
         atexit.register(self.close)
@@ -287,8 +289,16 @@ class LensService:
             return key, job
         return None
 
-    def _work(self) -> None:
+    def _work(self, first: bool) -> None:
         _lower_this_thread()
+        if first and self.process is not None:
+            # Started now, so the first lens does not wait for torch's import; from this thread,
+            # which lives as long as the server: the process is told to end when the thread that
+            # started it does (PR_SET_PDEATHSIG), and a page's run ends within the second.
+            try:
+                self.process.start()
+            except LensProcessError as e:
+                failure(log, "starting the lens process", e)
         while True:
             with self._lock:
                 found = None

@@ -11,8 +11,8 @@ the server with it. In a process of its own a starved lens holds up nothing but 
 server keeps its own threads and sends this process the rows, already through the final norm; the
 process works out the tables (`lens_tables`) and sends them back, a few KB.
 
-- `LensProcess` is the server's side: one process per server, started when first needed (torch's
-  import: a few seconds), given the model's unembedding once (113 MB for the built-in model, a
+- `LensProcess` is the server's side: one process per server, started with the lens service or
+  with its first lens (torch's import: a few seconds), given the model's unembedding once (113 MB for the built-in model, a
   copy: the cost of not sharing the server's memory; one model at a time, and none bigger than
   `MAX_UNEMBEDDING_MB`), one request at a time.
 - A lens someone waits for is worked out here too, before any started ahead, with the process
@@ -200,6 +200,16 @@ class LensProcess:
         proc = self._proc
         return proc.pid if proc is not None and proc.poll() is None else None
 
+    def start(self) -> None:
+        """Start the process now rather than with the first lens (torch's import takes a few
+        seconds, in the idle class: CPU nobody else wants). Call it from a thread that lives as long
+        as the server: the process ends with the thread that started it. Raises LensProcessError
+        if it cannot start."""
+        with self._turn:
+            if self.closed:
+                raise LensProcessError("the lens process is closed: the server is ending")
+            self._start()
+
     def _start(self) -> subprocess.Popen:
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
@@ -319,12 +329,13 @@ class LensProcess:
 # --- the process's side -------------------------------------------------------------------------
 
 def _this_process_lowest() -> None:
-    """Named for the OS, ended with the server (PR_SET_PDEATHSIG), in the idle class before torch
+    """Named for the OS, ended with the thread that started it (PR_SET_PDEATHSIG: the lens service's
+    own, which lives as long as the server), in the idle class before torch
     starts its threads (they inherit it)."""
     try:
         libc = ctypes.CDLL(None)
         libc.prctl(15, ctypes.c_char_p(PROCESS_NAME), 0, 0, 0)  # PR_SET_NAME
-        libc.prctl(1, 15, 0, 0, 0)  # PR_SET_PDEATHSIG: SIGTERM when the server ends
+        libc.prctl(1, 15, 0, 0, 0)  # PR_SET_PDEATHSIG: SIGTERM when the starting thread ends
     except (AttributeError, OSError, TypeError):
         pass
     if os.environ.get("ITT_LENS_IDLE", "1") == "1":

@@ -26,7 +26,7 @@ lesson.show(text, "intro")
 st.header(t("block.order.header"))
 lesson.show(text, "order", model_name=core.display_name(info.name), n_layers=num(info.n_layers), **arch)
 cap = core.capture(max_tokens)
-lens_service.start()  # the logit lens service (lib/lens_service.py): its threads, once per server
+lens_service.start()  # the logit lens service (lib/lens_service.py): its threads and process, once per server
 if cap is not None:
     view.render_diagram(lm, cap.n_tokens)
     if core.deferring():  # the lens's section waits to be reached: its lens is worked out meanwhile

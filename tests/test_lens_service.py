@@ -64,6 +64,7 @@ def test_a_lens_submitted_ahead_or_waited_for_is_the_lens_worked_out_here(proces
     if not os.path.exists("/proc/self/task"):
         skip_or_fail("Linux's /proc: the lens process is Linux's")
     service = LensService(process, keep=8).start()
+    _until(lambda: process.pid is not None)  # started with the service, before any lens
     for text, window in (("the cat sat on the mat, and then", 4), ("one two three", 24)):
         cap = run_capture(tiny_llama, text)
         request = lens_request("tiny_llama", tiny_llama, cap, window, k=3)
@@ -76,7 +77,7 @@ def test_a_lens_submitted_ahead_or_waited_for_is_the_lens_worked_out_here(proces
         check = lens_check_diff(here, head_logits(tiny_llama, request.rows[-1]), tiny_llama.info.n_layers)
         assert gap < 1e-4 and gap == pytest.approx(check, abs=1e-6)
         assert service.ready(text) and service.result(text, lambda: pytest.fail("not kept"))[0] is lens
-    assert process.pid is not None  # it went there
+    assert process._model == "tiny_llama"  # the lenses went there: it holds the model's unembedding
     waited, _ = service.result("waited", lambda: lens_request("tiny_llama", tiny_llama, cap, 24, k=3))  # urgent first
     _same(waited, logit_lens(tiny_llama, cap.resid, k=3))
     service.close()
@@ -96,6 +97,26 @@ def test_a_lens_process_that_fails_is_logged_once_and_the_lens_worked_out_here(m
             assert gap < 1e-4
     assert _messages(caplog) == [  # the same cause: one line
         "the logit lens in its own process failed: LensProcessError: not allowed to raise the lens process (test)"]
+    service.close()
+
+
+def test_a_lens_process_that_cannot_start_is_logged_and_the_lenses_worked_out_here(monkeypatch, caplog, tiny_llama):
+    from lib import lens_worker
+
+    def no_fork(*_, **__):
+        raise OSError("no fork (test)")
+
+    monkeypatch.setattr(lens_worker.subprocess, "Popen", no_fork)
+    with caplog.at_level("WARNING", logger="lib.lens_service"):
+        service = LensService(LensProcess(), keep=8).start()
+        cap = run_capture(tiny_llama, "i j k l")
+        lens, gap = service.result("ijkl", lambda: lens_request("tiny_llama", tiny_llama, cap, 24))
+        _until(lambda: len(_messages(caplog)) == 2)
+    _same(lens, logit_lens(tiny_llama, cap.resid))
+    assert gap < 1e-4
+    cause = "LensProcessError: the lens process did not start: no fork (test)"
+    assert sorted(_messages(caplog)) == [f"starting the lens process failed: {cause}",
+                                         f"the logit lens in its own process failed: {cause}"]
     service.close()
 
 
@@ -237,7 +258,11 @@ class _Process:
     """Stands for the lens process where only its raising is watched."""
 
     def __init__(self, fails: bool = False) -> None:
-        self.fails, self.promoted, self.closed = fails, [], False
+        self.fails, self.promoted, self.closed, self.started = fails, [], False, 0
+
+    def start(self):
+        self.started += 1
+        self.started_by = threading.current_thread().name
 
     def promote(self):
         self.promoted.append(threading.current_thread().name)
@@ -259,6 +284,10 @@ def test_a_lens_running_ahead_is_raised_once_when_someone_waits_for_it(caplog, f
         seen.append(urgent.is_set())  # what the lens process reads to raise its own priority
         return "ahead"
 
+    _until(lambda: process.started == 1)  # the service starts its process with itself, once,
+    assert process.started_by.startswith("itt-low-lens")  # from a thread that lives as long as it does
+    service.start()
+    assert process.started == 1
     service.submit("running", lambda: _Task(running))
     assert started.wait(BOUND_S)
     got = []

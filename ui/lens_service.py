@@ -34,7 +34,8 @@ def _make(model_name: str, text: str, max_tokens: int, window: int):
 
 
 def start() -> None:
-    """The service's threads, once per server (the block lesson calls it on every run)."""
+    """The service's threads and its lens process, once per server (the block lesson calls it on
+    every run; only the first call starts anything)."""
     SERVICE.start()
 
 
