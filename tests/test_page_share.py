@@ -193,27 +193,17 @@ def test_the_final_quiz_offers_its_report():
     assert any(k.endswith("app.final_report") for k in keys), keys
 
 
-def test_the_progress_rerun_never_empties_the_learners_text():
-    """The browser's one progress message can come with the text box empty (a lesson switched to at
-    once after opening: measured with scripts/bench_ui.py); the text the last run had stays."""
-    def script():
-        import streamlit as st
-
-        from ui import persist
-
-        st.session_state["app.text_kept"] = "Il gatto dorme"
-        st.session_state["app.text"] = ""  # what that message carried
-        st.session_state["app.persist.sid"] = "s1"
-        st.session_state[persist.STORE_KEY] = {"stored": {"sid": "s1", "code": None}}
-        persist._on_stored()
-        st.write(repr(st.session_state["app.text"]))
-
-    at = AppTest.from_function(script, default_timeout=TIMEOUT)
-    at.query_params["lang"] = "en"
-    at.run()
+def test_the_text_box_is_drawn_with_the_learners_text_as_its_default():
+    """A browser that mounts the text box from a run it did not finish (a lesson switched to at
+    once after opening) shows the box's default and sends it back with its next message; that
+    default is the learner's text, never empty (it was: the text vanished after a quick switch)."""
+    at = start("it", "pages/04_position.py")
+    box = at.text_area(key="app.text")
+    assert box.proto.default == i18n.ui("it")["text.example"]
+    box.set_value("Il gatto dorme").run()
     assert not at.exception, at.exception
-    assert "'Il gatto dorme'" in [m.value for m in at.markdown]
-    assert at.session_state["app.persist.restored"] is True
+    assert at.text_area(key="app.text").proto.default == "Il gatto dorme"
+    assert at.text_area(key="app.text").value == "Il gatto dorme"
 
 
 def test_a_nickname_that_cannot_be_one_is_refused_with_a_message():

@@ -32,7 +32,6 @@ from lib.quiz import grade, load_bank
 from ui import classroom, nav, sidebar, views
 from ui.core import lang, num, t
 from ui.downloads import built_when_clicked
-from ui.sidebar import TEXT_KEPT
 
 STORE_KEY = "app.store"
 PROGRESS_SECTION = "section:app.progress"  # the sidebar's progress and this store: a quiz answer reruns it
@@ -127,13 +126,6 @@ def _on_stored() -> None:
     """Callback: the browser sent what its local storage keeps (once per session, and once after
     each change of learner)."""
     ss = st.session_state
-    # That message is not the learner typing: when it follows a lesson switch at once, the browser
-    # sends it with the text box empty (measured: the text went from 44 characters to none, and
-    # every section needing it vanished). Keep the text the last run had.
-    kept = ss.get(TEXT_KEPT)
-    text_back = bool(kept and not ss.get("app.text"))
-    if text_back:
-        ss["app.text"] = kept
     value = ss.get(STORE_KEY)
     message = value.get("stored") if isinstance(value, Mapping) else None
     if not isinstance(message, Mapping) or message.get("sid") != ss.get("app.persist.sid"):
@@ -159,8 +151,7 @@ def _on_stored() -> None:
     restored = pc.text_to_restore(message.get("text"), ss.get("app.text", ""), _examples())
     if restored is not None:
         ss["app.text"] = restored
-        ss[TEXT_KEPT] = restored
-    if (isinstance(code, str) and code) or text_back or restored is not None or rejoined:
+    if (isinstance(code, str) and code) or restored is not None or rejoined:
         # What came back shows on the lesson page too (verdicts, the text, the class): the section
         # this store sits in asks for a full run (see progress_section).
         ss["app.persist.rerun_page"] = True
@@ -246,7 +237,6 @@ def _clear_session_progress() -> None:
         else:
             del ss[key]
     ss["app.text"] = t("text.example")
-    ss[TEXT_KEPT] = ss["app.text"]
     ss.pop("app.learner.confirm", None)
     classroom.forget()  # another learner at this browser is not in the last one's class (theirs comes back)
 

@@ -27,9 +27,6 @@ def _request_builtin() -> None:
     st.session_state["app.model_pending"] = st.session_state.get("app.builtin", DEFAULT_MODEL)
 
 
-TEXT_KEPT = "app.text_kept"
-
-
 def chrome_css() -> str:
     """Streamlit's own English hints, hidden or said in the course's language: "Press Ctrl+Enter to
     apply" under text boxes (a caption says it instead, and a phone has no Ctrl), the uploader's
@@ -57,15 +54,15 @@ def render() -> None:
             st.query_params["lang"] = current
         page_lang.render(current)  # <html lang> follows the course's language
 
-        st.session_state.setdefault("app.text", t("text.example"))
-        st.text_area(t("sidebar.text"), key="app.text", max_chars=MAX_CHARS, height=110,
+        # The box's value is also its default: a browser that draws the box from a run it did not
+        # finish (a lesson switched to at once) shows its default and sends it back; with an empty
+        # default the learner's text was lost (docs/architecture.md, "The text box's default").
+        st.text_area(t("sidebar.text"), value=st.session_state.get("app.text", t("text.example")),
+                     key="app.text", max_chars=MAX_CHARS, height=110,
                      help=t("sidebar.text_help", n=num(DEFAULT_MAX_TOKENS)))
         st.caption(t("sidebar.text_apply"))
         if len(st.session_state.get("app.text", "")) > MAX_KEPT_TEXT:
             st.caption(t("sidebar.text_not_kept", n=num(MAX_KEPT_TEXT)))
-        # The text as this run left it: the session's one progress rerun (ui/persist.py) can arrive
-        # with the box empty when it follows a lesson switch at once, and gives it back from here.
-        st.session_state[TEXT_KEPT] = st.session_state.get("app.text", "")
 
         # The built-in models by name; the choice follows the model in use when that is built in.
         if is_embedded(model_name()):

@@ -1,9 +1,12 @@
 """A learner who opens the app and goes to a lesson at once keeps their text.
 
 The session's one progress rerun (ui/persist.py: the browser answers with what it kept) used to
-arrive, when it followed a lesson switch at once, with the sidebar's text box empty: the text was
-lost and every section needing it vanished (found with scripts/bench_ui.py --no-warm). This test
-clicks the lesson link as soon as the sidebar shows it, without waiting for that rerun.
+arrive, when it followed a lesson switch at once, with the sidebar's text box empty: the browser
+had drawn the box from a run it did not finish, with the box's default, which was empty; the text
+was lost and every section needing it vanished (docs/architecture.md, "The text box's default").
+This test clicks the lesson link as soon as the sidebar shows it, without waiting for that rerun;
+the race shows under load (3 of 12 tries on three test workers), so one pass proves little, and
+tests/test_page_share.py checks the cause: the box's default is the learner's text.
 """
 
 from __future__ import annotations
