@@ -9,7 +9,7 @@
 // out here from the head's scores, `flashWalk`, held to lib.attention.flash_attention by the shared
 // fixtures (tests/js/attention_steps.test.js); the difference from the naive result and the memory
 // come from lib's own runs.
-import { clearView, el, fill, formatNumber, keepFocus, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
+import { chartBox, clearView, drawChart, el, fill, formatNumber, keepFocus, metric, perFrame, plotly, slider, store, table, unpackU16 } from "./common.js";
 
 const CHOSEN = "attention.chosen";
 const TAB = "attention.step_tab";
@@ -107,47 +107,16 @@ export function tileStates(walk, step) {
 /** A real table: `caption`, column headers `head` (the first over the row headers), rows of
  * [row header, cells...]. */
 function tableOf(box, { caption, head, rows, testid }) {
-  const t = document.createElement("table");
+  const t = table(box, head, rows);
   if (testid) t.dataset.testid = testid;
-  if (caption) el(t, "caption").textContent = caption;
-  const top = el(el(t, "thead"), "tr");
-  for (const h of head) { const th = el(top, "th"); th.scope = "col"; th.textContent = h; }
-  const body = el(t, "tbody");
-  for (const [name, ...cells] of rows) {
-    const tr = el(body, "tr");
-    const th = el(tr, "th");
-    th.scope = "row";
-    th.textContent = name;
-    for (const c of cells) el(tr, "td").textContent = c;
-  }
-  box.replaceChildren(t);
+  if (caption) t.prepend(Object.assign(document.createElement("caption"), { textContent: caption }));
   return t;
 }
 
-function chartWithTable(parent, tableLabel) {
-  const fig = el(parent, "div", "itt-chart");
-  fig.setAttribute("role", "figure");
-  const plot = el(fig, "div");
-  const details = el(parent, "details", "itt-table");
-  el(details, "summary").textContent = tableLabel;
-  const box = el(details, "div", "itt-table-box");
-  return { fig, plot, details, box };
-}
-
-function metricBox(parent, label, help, testid) {
-  const box = el(parent, "div", "itt-metric");
-  const name = el(box, "div", "itt-metric-label");
-  name.textContent = label;
-  if (help) name.title = help;
-  const value = el(box, "div", "itt-metric-value");
-  if (testid) value.dataset.testid = testid;
-  return value;
-}
-
+/** The chart drawn (common.js's drawChart, following the window's width), then `done`. */
 function draw(plot, data, spec, done) {
-  plotly(data.plotly).then((P) => P.react(plot, spec.data, spec.layout, Object.assign({ responsive: true }, data.config)))
-    .then(done)
-    .catch(() => { plot.textContent = data.labels.unavailable; });
+  drawChart(plot, data.plotly, spec, Object.assign({ responsive: true }, data.config), data.labels.unavailable)
+    .then((drawn) => { if (drawn) done(); });
 }
 
 const num = (x, lang, digits) => (x === -Infinity ? "−∞" : formatNumber(x, lang, digits));
@@ -287,7 +256,7 @@ function drawTab(panel, data, layer, head, sent, tab) {
   else if (tab === "sum") { caption.textContent = f.captions.sum; wide(panel, h.out, 2, L.tab_sum, "attention.step.out"); }
   else {
     caption.textContent = f.captions.concat;
-    const chart = chartWithTable(panel, L.table);
+    const chart = chartBox(panel, { tableLabel: L.table });
     chart.fig.setAttribute("aria-label", L.concat_title);
     chart.fig.dataset.testid = "attention.step.concat_chart";
     const names = f.share.map((_, i) => fill(L.head_n, { h: i }));
@@ -316,8 +285,8 @@ function buildMask(root, data) {
     return;
   }
   const row = el(box, "div", "itt-metrics");
-  const value = metricBox(row, L.metric, L.help, "attention.unmasked.metric");
-  const chart = chartWithTable(box, L.table);
+  const value = metric(row, { label: L.metric, help: L.help, testid: "attention.unmasked.metric" }).value;
+  const chart = chartBox(box, { tableLabel: L.table });
   chart.fig.dataset.testid = "attention.unmasked_chart";
   follow(root, data, (sent, layer, head) => {
     const m = sent.mask;
@@ -345,11 +314,11 @@ function buildMask(root, data) {
     const state = JSON.stringify({ layer, head });
     box.dataset.state = state;
     draw(chart.plot, data, spec, () => { box.dataset.drawn = state; });
-    const table = () => tableOf(chart.box, { head: [L.corner].concat(data.tokens), rows: z.map((r, i) => [data.tokens[i]].concat(
+    const fillTable = () => tableOf(chart.box, { head: [L.corner].concat(data.tokens), rows: z.map((r, i) => [data.tokens[i]].concat(
       r.map((x) => formatNumber(x, lang, 4)))) });
-    if (chart.details.open) table();
+    if (chart.details.open) fillTable();
     else chart.box.replaceChildren();
-    chart.details.ontoggle = () => { if (chart.details.open) table(); };
+    chart.details.ontoggle = () => { if (chart.details.open) fillTable(); };
   }, status);
 }
 
@@ -397,12 +366,12 @@ function buildFlash(root, data) {
   const tile = el(left, "p", "itt-help");
   tile.dataset.testid = "attention.flash.tile";
   const rowsBox = el(left, "div", "itt-table itt-table-box");
-  const chart = chartWithTable(right, L.table);
+  const chart = chartBox(right, { tableLabel: L.table });
   chart.fig.dataset.testid = "attention.flash_chart";
   const metrics = el(box, "div", "itt-metrics");
-  const diff = metricBox(metrics, L.diff, null, "attention.flash.diff");
-  const naive = metricBox(metrics, L.naive_mem, null, "attention.flash.naive_mem");
-  const tiled = metricBox(metrics, L.tiled_mem, null, "attention.flash.tiled_mem");
+  const diff = metric(metrics, { label: L.diff, testid: "attention.flash.diff" }).value;
+  const naive = metric(metrics, { label: L.naive_mem, testid: "attention.flash.naive_mem" }).value;
+  const tiled = metric(metrics, { label: L.tiled_mem, testid: "attention.flash.tiled_mem" }).value;
   const far = el(box, "p", "itt-help");
 
   let current = null; // { sent, layer, head }
@@ -448,10 +417,10 @@ function buildFlash(root, data) {
     const state = JSON.stringify({ layer, head, block, step });
     box.dataset.state = state;
     draw(chart.plot, data, spec, () => { box.dataset.drawn = state; });
-    const table = () => tableOf(chart.box, { head: [L.corner].concat(ticks), rows: z.map((r, i) => [ticks[i]].concat(r.map((v) => names[v]))) });
-    if (chart.details.open) table();
+    const fillTable = () => tableOf(chart.box, { head: [L.corner].concat(ticks), rows: z.map((r, i) => [ticks[i]].concat(r.map((v) => names[v]))) });
+    if (chart.details.open) fillTable();
     else chart.box.replaceChildren();
-    chart.details.ontoggle = () => { if (chart.details.open) table(); };
+    chart.details.ontoggle = () => { if (chart.details.open) fillTable(); };
     store().set(FLASH_STEP, step);
   };
   const laterStep = perFrame(drawStep);
@@ -513,8 +482,8 @@ function buildScaling(root, data) {
   const input = slider(controls, { label: L.dh, min: 0, max: values.length - 1, step: 1, value: index,
     format: (i) => formatNumber(values[i], lang), testid: "attention.dh" });
   const row = el(box, "div", "itt-metrics");
-  const metrics = ["var_raw", "var_scaled", "max_raw", "max_scaled"].map((k) => [k, metricBox(row, L[k], null, `attention.scaling.${k}`)]);
-  const chart = chartWithTable(box, L.table);
+  const metrics = ["var_raw", "var_scaled", "max_raw", "max_scaled"].map((k) => [k, metric(row, { label: L[k], testid: `attention.scaling.${k}` }).value]);
+  const chart = chartBox(box, { tableLabel: L.table });
   chart.fig.dataset.testid = "attention.scaling_chart";
   chart.fig.setAttribute("aria-label", `${L.spread} · ${L.row}`);
   el(box, "p", "itt-help").textContent = L.caption;
