@@ -22,7 +22,7 @@ N ?= 2
 replicas: setup
 	$(PY) scripts/replicas.py --replicas $(N)
 
-# One process (pyproject.toml's addopts); `-n 3 --dist loadfile` runs on three workers (docs/testing.md).
+# Three workers (pyproject.toml's addopts; `-n 0` for one process): docs/testing.md.
 test: setup-test
 	node --test tests/js/
 	$(PY) -m pytest
