@@ -4,7 +4,7 @@ Streamlit 1.67 derives a plotly chart's element id from its figure, so a chart w
 is a new element: the browser builds it from nothing (`Plotly.newPlot`, with its axes, mode bar and
 layers), about 100 ms of the page's main thread per chart on the course's 2-core machine. A head
 move on the attention lesson redrew three charts: 650 ms in Chromium, 298 ms with those three left
-out (timeline; docs/performance.md).
+out (Chromium's timeline; the measurement is in the git history of docs/performance.md).
 
 `live_chart` draws the same figure through a small inline component (Streamlit components v2, no
 iframe) that keeps one chart per key and hands each new figure to `Plotly.react`, which updates the
