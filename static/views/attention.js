@@ -7,7 +7,7 @@
 // attention_steps.js) follow it there, in the browser, from every head of the layer sent once;
 // a layer not sent yet reruns them with this section (ui/attention_view.py take_layer). bertviz
 // follows the layer through ui/follow.py (its page is the server's).
-import { clearView, keepFocus, el, formatNumber, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
+import { cellCanvas, clearView, keepFocus, el, formatNumber, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
 
 /** One head's [n, n] weights out of the layer's [H, n, n], as rows. */
 export function headRows(weights, n, head) {
@@ -30,23 +30,34 @@ function fillHover(template, values) {
   return template.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m));
 }
 
+/** One head's weights as the chart's cells: rows, null where the mask hides a key. */
+export function headCells(layerData, head) {
+  const n = layerData.n;
+  return headRows(layerData.w, n, head).map((r, i) => r.map((w, j) => (layerData.mask[i * n + j] ? w : null)));
+}
+
+/** What the pointer over cell (i, j) of a head's chart reads. */
+function hoverText(layerData, head, i, j, data) {
+  const n = layerData.n;
+  if (!layerData.mask[i * n + j]) return data.labels.hidden;
+  const w = layerData.w[(head * n + i) * n + j];
+  return fillHover(data.labels.hover, { q: data.ticks[i], i, k: data.ticks[j], j, w: w.toFixed(3) });
+}
+
 function figure(layerData, head, data) {
   const n = layerData.n;
   const L = data.labels;
-  const rows = headRows(layerData.w, n, head);
-  const z = rows.map((r, i) => r.map((w, j) => (layerData.mask[i * n + j] ? w : null)));
-  const hover = rows.map((r, i) => r.map((w, j) => (layerData.mask[i * n + j]
-    ? fillHover(L.hover, { q: data.ticks[i], i, k: data.ticks[j], j, w: w.toFixed(3) }) : L.hidden)));
+  const z = headCells(layerData, head);
   const ticks = { tickmode: "array", tickvals: data.ticks.map((_, i) => i), ticktext: data.ticks,
     tickfont: { size: n > 24 ? 10 : 12 } };
   const side = Math.min(800, Math.max(340, 22 * n + 200));
   return {
-    data: [{ type: "heatmap", z, zmin: 0, zmax: 1, colorscale: data.colorscale, text: hover, hoverinfo: "text",
+    // The hover's text is the view's own (the head shown may be the canvas's, not plotly's).
+    data: [{ type: "heatmap", z, zmin: 0, zmax: 1, colorscale: data.colorscale, hoverinfo: "none",
       colorbar: { title: { text: L.weight }, thickness: 12 }, xgap: 1, ygap: 1 }],
     layout: { xaxis: Object.assign({ title: { text: L.x }, side: "top" }, ticks),
       yaxis: Object.assign({ title: { text: L.y }, autorange: "reversed" }, ticks),
-      height: side, margin: { l: 10, r: 10, t: 130, b: 10 }, autosize: true,
-      title: { text: layerData.heads[head].title, y: 0.99, yanchor: "top", x: 0.01 },
+      height: side - 30, margin: { l: 10, r: 10, t: 100, b: 10 }, autosize: true,
       paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)", separators: data.lang === "it" ? ",." : ".," },
   };
 }
@@ -126,7 +137,12 @@ function build(root, data, component) {
   const left = el(main, "div", "itt-wide");
   const chart = el(left, "div", "itt-chart");
   chart.setAttribute("role", "figure");
+  // The head's name above the chart, not in plotly's layout, so that a head drawn on the canvas
+  // (cellCanvas) is named without a replot.
+  const heading = el(chart, "p", "itt-chart-title");
   const plot = el(chart, "div");
+  const tip = el(chart, "div", "itt-tip");
+  tip.hidden = true;
   const details = el(left, "details", "itt-table");
   el(details, "summary").textContent = L.table;
   const tableBox = el(details, "div", "itt-table-box");
@@ -136,6 +152,37 @@ function build(root, data, component) {
   said.dataset.testid = "attention.said";
   const scoresBox = el(right, "div", "itt-table itt-table-box");
 
+  // plotly draws the chart once (its axes are the text's tokens); every other head and layer sent
+  // is painted on the canvas over it, and plotly's own cells catch up once the learner pauses (for
+  // the chart's picture download).
+  let plotted = null;  // { layer, head, n } plotly drew last
+  let paint = null;
+  let catchUp = null;
+  const replot = (here, l, h) => {
+    const spec = figure(here, h, data);
+    return plotly(data.plotly).then((P) => P.react(plot, spec.data, spec.layout, Object.assign({ responsive: true }, data.config)))
+      .then(() => {
+        plotted = { layer: l, head: h, n: here.n };
+        if (paint === null) {
+          paint = cellCanvas(chart, plot, data.colorscale) || false;
+          if (plot.on) {
+            plot.on("plotly_hover", (e) => {
+              const pt = e && e.points && e.points[0];
+              const at = layers.get(layer);
+              if (!pt || !at || !Array.isArray(pt.pointIndex)) return;
+              const [i, j] = pt.pointIndex;
+              tip.textContent = hoverText(at, Math.min(head, data.n_heads - 1), i, j, data);
+              const r = chart.getBoundingClientRect();
+              const ev = e.event || {};
+              tip.style.left = `${Math.max((ev.clientX || r.left) - r.left + 12, 0)}px`;
+              tip.style.top = `${Math.max((ev.clientY || r.top) - r.top + 12, 0)}px`;
+              tip.hidden = false;
+            });
+            plot.on("plotly_unhover", () => { tip.hidden = true; });
+          }
+        }
+      });
+  };
   const draw = () => {
     const here = layers.get(layer);
     if (!here) return;
@@ -148,10 +195,19 @@ function build(root, data, component) {
     scoresTable(scoresBox, hd, data);
     if (details.open) weightsTable(tableBox, here, h, data);
     else tableBox.replaceChildren();
-    const spec = figure(here, h, data);
-    box.dataset.state = JSON.stringify({ layer, head: h });
-    plotly(data.plotly).then((P) => P.react(plot, spec.data, spec.layout, Object.assign({ responsive: true }, data.config)))
-      .then(() => { box.dataset.drawn = box.dataset.state; })
+    const state = JSON.stringify({ layer, head: h });
+    box.dataset.state = state;
+    clearTimeout(catchUp);
+    // Every layer of a text has the same tokens, so plotly's axes serve any layer already sent.
+    if (paint && plotted && plotted.n === here.n) {
+      paint(headCells(here, h));
+      heading.textContent = hd.title;
+      box.dataset.drawn = state;
+      if (plotted.head !== h || plotted.layer !== layer) catchUp = setTimeout(() => { if (layers.get(layer) === here) replot(here, layer, h); }, 1500);
+      return;
+    }
+    replot(here, layer, h)
+      .then(() => { if (paint) paint(headCells(here, h)); heading.textContent = hd.title; box.dataset.drawn = state; })
       .catch(() => { plot.textContent = L.unavailable; });
   };
   details.addEventListener("toggle", () => { if (details.open) draw(); });

@@ -605,3 +605,80 @@ export function laidOut(input) {
   }
   return layout;
 }
+
+// ------------------------------------------------------------------ heatmap cells on a canvas
+
+/** The colour of a plotly colour scale (`[[stop, "#rrggbb"], ...]`, stops from 0 to 1) at `v`
+ * (clamped to 0-1), interpolated in RGB as plotly does: [r, g, b], whole numbers. */
+export function scaleColour(scale, v) {
+  const rgb = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+  const x = Math.min(Math.max(Number(v) || 0, 0), 1);
+  let k = 1;
+  while (k < scale.length - 1 && scale[k][0] < x) k++;
+  const [s0, c0] = scale[k - 1];
+  const [s1, c1] = scale[k];
+  const t = s1 > s0 ? Math.min(Math.max((x - s0) / (s1 - s0), 0), 1) : 0;
+  const a = rgb(c0);
+  const b = rgb(c1);
+  return a.map((ai, i) => Math.round(ai + (b[i] - ai) * t));
+}
+
+/** Where cell (row i, column j) of a heatmap whose cells are the indices 0..n-1 on both axes sits
+ * in its plot area of `w` x `h` CSS pixels, given the axes' ranges as plotly holds them (the y axis
+ * drawn from its range's second end at the top, so a reversed axis puts row 0 there), less `gap`
+ * pixels between cells: [x, y, width, height]. */
+export function cellBox(i, j, { xr, yr, w, h, gap = 0 }) {
+  const px = (v) => ((v - xr[0]) / (xr[1] - xr[0])) * w;
+  const py = (v) => ((yr[1] - v) / (yr[1] - yr[0])) * h;
+  const x0 = Math.min(px(j - 0.5), px(j + 0.5));
+  const x1 = Math.max(px(j - 0.5), px(j + 0.5));
+  const y0 = Math.min(py(i - 0.5), py(i + 0.5));
+  const y1 = Math.max(py(i - 0.5), py(i + 0.5));
+  return [x0 + gap / 2, y0 + gap / 2, Math.max(x1 - x0 - gap, 0), Math.max(y1 - y0 - gap, 0)];
+}
+
+/**
+ * A heatmap's cells drawn on a canvas laid over a plotly heatmap, which keeps its axes, colour bar
+ * and hover events. A move that changes only the cells (the attention lesson's head) repaints the
+ * canvas instead of replotting: plotly replots the whole chart when a heatmap's z changes, its
+ * axes' tick labels measured again (about 200 ms of the page's thread for 64 tokens on the course's
+ * 2-core machine, Chromium's profiler). `chart` is the plot's positioned parent; the plot's trace 0
+ * is a heatmap of n x n cells at the indices 0..n-1, zmin 0, zmax 1, drawn with `scale`.
+ * Returns paint(z): z's rows (null for a hidden cell, left `background`: the course's theme is
+ * light); the canvas follows the plot at each of plotly's redraws (a new width, a relayout). Null
+ * where the browser gives no canvas: the caller replots instead.
+ */
+export function cellCanvas(chart, plot, scale, { gap = 1, background = "#ffffff" } = {}) {
+  const canvas = document.createElement("canvas");
+  const ctx = canvas.getContext && canvas.getContext("2d");
+  if (!ctx) return null;
+  canvas.setAttribute("aria-hidden", "true");
+  canvas.className = "itt-cells";
+  chart.style.position = "relative";
+  chart.appendChild(canvas);
+  let rows = null;
+  const paint = () => {
+    const L = plot._fullLayout;
+    if (!rows || !L || !L._size || !L.xaxis || !L.yaxis) return;
+    const s = L._size;
+    const ratio = window.devicePixelRatio || 1;
+    Object.assign(canvas.style, { left: `${plot.offsetLeft + s.l}px`, top: `${plot.offsetTop + s.t}px`,
+      width: `${s.w}px`, height: `${s.h}px` });
+    const wantW = Math.round(s.w * ratio);
+    const wantH = Math.round(s.h * ratio);
+    if (canvas.width !== wantW || canvas.height !== wantH) { canvas.width = wantW; canvas.height = wantH; }
+    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    ctx.fillStyle = background;  // over plotly's own cells, which may be another head's
+    ctx.fillRect(0, 0, s.w, s.h);
+    const geo = { xr: L.xaxis.range, yr: L.yaxis.range, w: s.w, h: s.h, gap };
+    rows.forEach((r, i) => r.forEach((v, j) => {
+      if (v === null || v === undefined) return;
+      const [x, y, cw, ch] = cellBox(i, j, geo);
+      ctx.fillStyle = `rgb(${scaleColour(scale, v).join(",")})`;
+      ctx.fillRect(x, y, cw, ch);
+    }));
+  };
+  if (plot.on) plot.on("plotly_afterplot", paint);
+  // The cells shown, on the element: the browser tests compare them with the table and a link's view.
+  return (z) => { rows = z; canvas.__ittCells = z; paint(); };
+}

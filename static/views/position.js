@@ -369,6 +369,7 @@ function buildLive(root, box, data) {
   const positions = Array.from({ length: T }, (_, i) => i);
   let rotatedKey = null;
   let rotated = null;
+  let drawnHeat = null;
   const update = () => {
     const head = Number(headIn.value);
     const pair = Number(pairIn.value);
@@ -428,11 +429,17 @@ function buildLive(root, box, data) {
     ] };
     const state = JSON.stringify({ head, live_pair: pair, which: w });
     box.dataset.state = state;
-    Promise.all([plane.draw(planeSpec, plainTitle(pl)), heat.draw(heatSpec, plainTitle(hl)),
-      dist.draw(distSpec, plainTitle(distSpec.layout))]).then(() => { box.dataset.drawn = state; });
+    // The heatmaps and the distance curve do not depend on the pair: a pair move redraws the plane only.
+    const heatKey = `${w}:${head}`;
+    const again = heatKey !== drawnHeat;
+    drawnHeat = heatKey;
+    Promise.all([plane.draw(planeSpec, plainTitle(pl)),
+      again ? heat.draw(heatSpec, plainTitle(hl)) : null,
+      again ? dist.draw(distSpec, plainTitle(distSpec.layout)) : null]).then(() => { box.dataset.drawn = state; });
     plane.table([L.col_token, L.col_before, L.col_after], data.tokens.map((tok, t) => [tok,
       `(${formatNumber(bx[t], lang, 3)}; ${formatNumber(by[t], lang, 3)})`,
       `(${formatNumber(ax[t], lang, 3)}; ${formatNumber(ay[t], lang, 3)})`]));
+    if (!again) return;
     heat.table([L.col_token, L.col_norm_before, L.col_norm_after, L.col_change], data.tokens.map((tok, t) => {
       let most = 0;
       for (let i = t * D; i < (t + 1) * D; i++) most = Math.max(most, Math.abs(change[i]));

@@ -73,13 +73,14 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     # (two equal tokens stay two), a hidden cell written as such, the same weights as the chart.
     heatmap.locator("details.itt-table > summary").click()
     table = heatmap.locator("details.itt-table table")
-    n = heatmap.evaluate("el => el.querySelector('.js-plotly-plot')._fullData[0].z.length")
+    # The cells shown: painted on the canvas over plotly's chart (common.js cellCanvas).
+    n = heatmap.evaluate("el => el.querySelector('canvas.itt-cells').__ittCells.length")
     expect(table.locator("tbody tr")).to_have_count(n)
     heads = table.locator("thead th").all_inner_texts()[1:]
     assert len(heads) == n == len(set(heads))
     assert table.locator("tbody tr").first.locator("td").nth(1).inner_text() == "—"  # the first query cannot see the second key
     first = float(table.locator("tbody tr").nth(1).locator("td").first.inner_text())
-    chart_first = heatmap.evaluate("el => el.querySelector('.js-plotly-plot')._fullData[0].z[1][0]")
+    chart_first = heatmap.evaluate("el => el.querySelector('canvas.itt-cells').__ittCells[1][0]")
     assert abs(first - chart_first) < 5e-5
     # The sections below that draw the head follow it in the browser, through the page store: the
     # head move sent nothing to the server.
@@ -125,7 +126,8 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     dh.press("End")
     expect(scaling).to_have_attribute("data-drawn", '{"dh":1024}', timeout=APP_TIMEOUT_MS)
     assert int(scaling.locator('[data-testid="attention.scaling.max_raw"]').inner_text().rstrip("%")) > 90
-    assert runs_of(page).sent == sent, "a tab, a tile size, a tile step or d_head sent something to the server"
+    assert runs_of(page).sent == sent, ("a tab, a tile size, a tile step or d_head sent something to the server:\n"
+                                        + "\n".join(runs_of(page).history[-6:]))
     heatmap.scroll_into_view_if_needed()
 
     # Click the thumbnail of layer 2, head 7 in the overview: that head opens above. The click counts

@@ -24,10 +24,12 @@ HEATMAP = '[data-testid="ittView"][data-view="attention"]'  # the browser view o
 
 
 def _heatmap(page) -> dict:
-    """The heatmap's own data, as plotly holds it in the page."""
-    return page.locator(f"{HEATMAP} .js-plotly-plot").first.evaluate(
-        "gd => ({z: gd.data.map(t => Array.from(t.z || [], r => Array.from(r))), x: gd.data.map(t => t.x),"
-        " y: gd.data.map(t => t.y), title: gd.layout.title.text})")
+    """What the heatmap shows: its cells (painted on the canvas over plotly's chart, common.js
+    cellCanvas), its axes' token labels as plotly holds them, and its title."""
+    return page.locator(HEATMAP).first.evaluate(
+        "v => { const gd = v.querySelector('.js-plotly-plot');"
+        " return {z: v.querySelector('canvas.itt-cells').__ittCells, x: gd.layout.xaxis.ticktext,"
+        " y: gd.layout.yaxis.ticktext, title: v.querySelector('.itt-chart-title').textContent}; }")
 
 
 def _fresh_page(browser, external: list[str]):

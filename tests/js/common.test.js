@@ -111,3 +111,24 @@ test("linkedSettings: a share link's values win once, then the learner's kept ch
   assert.equal(got.lens_pos, 0);
   assert.deepEqual(Object.keys(s.get("block.settings")), ["lens_layer"]);
 });
+
+test("scaleColour: a plotly colour scale's stops exactly, linear RGB between them, clamped", async () => {
+  const { scaleColour } = await import("../../static/views/common.js");
+  const scale = [[0.0, "#ffffff"], [0.5, "#808080"], [1.0, "#000000"]];
+  assert.deepEqual(scaleColour(scale, 0), [255, 255, 255]);
+  assert.deepEqual(scaleColour(scale, 0.5), [128, 128, 128]);
+  assert.deepEqual(scaleColour(scale, 1), [0, 0, 0]);
+  assert.deepEqual(scaleColour(scale, 0.25), [192, 192, 192]); // (255 + 128) / 2 = 191.5, rounded
+  assert.deepEqual(scaleColour(scale, -3), [255, 255, 255]);
+  assert.deepEqual(scaleColour(scale, 7), [0, 0, 0]);
+});
+
+test("cellBox: cell (i, j) of an n x n heatmap, y reversed (row 0 at the top), less the gap", async () => {
+  const { cellBox } = await import("../../static/views/common.js");
+  const n = 4;
+  const geo = { xr: [-0.5, n - 0.5], yr: [n - 0.5, -0.5], w: 400, h: 200, gap: 2 };
+  assert.deepEqual(cellBox(0, 0, geo), [1, 1, 98, 48]);
+  assert.deepEqual(cellBox(3, 2, geo), [201, 151, 98, 48]);
+  // Not reversed: row 0 at the bottom.
+  assert.deepEqual(cellBox(0, 0, { ...geo, yr: [-0.5, n - 0.5] }), [1, 151, 98, 48]);
+});
