@@ -7,7 +7,7 @@
 // attention_steps.js) follow it there, in the browser, from every head of the layer sent once;
 // a layer not sent yet reruns them with this section (ui/attention_view.py take_layer). bertviz
 // follows the layer through ui/follow.py (its page is the server's).
-import { cellCanvas, clearView, keepFocus, el, formatNumber, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
+import { cellCanvas, clearView, keepFocus, el, fill, formatNumber, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
 
 /** One head's [n, n] weights out of the layer's [H, n, n], as rows. */
 export function headRows(weights, n, head) {
@@ -26,10 +26,6 @@ function richText(parent, text) {
   });
 }
 
-function fillHover(template, values) {
-  return template.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m));
-}
-
 /** One head's weights as the chart's cells: rows, null where the mask hides a key. */
 export function headCells(layerData, head) {
   const n = layerData.n;
@@ -41,7 +37,7 @@ function hoverText(layerData, head, i, j, data) {
   const n = layerData.n;
   if (!layerData.mask[i * n + j]) return data.labels.hidden;
   const w = layerData.w[(head * n + i) * n + j];
-  return fillHover(data.labels.hover, { q: data.ticks[i], i, k: data.ticks[j], j, w: w.toFixed(3) });
+  return fill(data.labels.hover, { q: data.ticks[i], i, k: data.ticks[j], j, w: w.toFixed(3) });
 }
 
 function figure(layerData, head, data) {
