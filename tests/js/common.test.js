@@ -123,6 +123,15 @@ test("scaleColour: a plotly colour scale's stops exactly, linear RGB between the
   assert.deepEqual(scaleColour(scale, 7), [0, 0, 0]);
 });
 
+test("scaleColour reads plotly.py's rgb(r, g, b) stops as it reads #rrggbb ones", async () => {
+  const { scaleColour } = await import("../../static/views/common.js");
+  // plotly.py's RdBu begins with these two stops (ui.figures.colorscale("RdBu")).
+  const rgb = [[0.0, "rgb(103,0,31)"], [0.1, "rgb(178,24,43)"], [1.0, "rgb(5, 48, 97)"]];
+  const hex = [[0.0, "#67001f"], [0.1, "#b2182b"], [1.0, "#053061"]];
+  for (const v of [0, 0.05, 0.1, 0.55, 1]) assert.deepEqual(scaleColour(rgb, v), scaleColour(hex, v));
+  assert.deepEqual(scaleColour(rgb, 0.05), [141, 12, 37]);
+});
+
 test("cellBox: cell (i, j) of an n x n heatmap, y reversed (row 0 at the top), less the gap", async () => {
   const { cellBox } = await import("../../static/views/common.js");
   const n = 4;

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { angleWindow, angles, applyRope, clampSettings, frequencies, rotate, sci1, score, scoreVsDistance }
+import { angleWindow, angles, applyRope, clampSettings, frequencies, heatCells, rotate, sci1, score, scoreVsDistance }
   from "../../static/views/position.js";
 
 const fx = JSON.parse(readFileSync(new URL("../fixtures/views/position.json", import.meta.url)));
@@ -100,4 +100,14 @@ test("the difference is written as Python's %.1e", () => {
   assert.equal(sci1(1.4210854715202004e-14), "1.4e-14");
   assert.equal(sci1(0), "0.0e+00");
   assert.equal(sci1(123456), "1.2e+05");
+});
+
+test("heatCells puts each panel on its colour range: −range at 0, 0 at one half, +range at 1", () => {
+  // Two tokens, Dh = 2: before and after share the head's range (top), the change has its own (most).
+  const v = { before: Float64Array.from([-2, 0, 1, 2]), after: Float64Array.from([2, -1, 0, 0]),
+              change: Float64Array.from([4, -1, -1, -2]), top: 2, most: 4 };
+  const [before, after, change] = heatCells(v, 2, 2);
+  assert.deepEqual(before, [[0, 0.5], [0.75, 1]]);
+  assert.deepEqual(after, [[1, 0.25], [0.5, 0.5]]);
+  assert.deepEqual(change, [[1, 0.375], [0.375, 0.25]]);
 });
