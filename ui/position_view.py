@@ -269,10 +269,10 @@ def live_data(cap: Capture, layer: int, theta: np.ndarray, key: str, lang: str) 
     for h in range(cap.n_heads):
         with_rope.append(rope.score_by_distance(cap.query(layer, h), cap.key(layer, h))[1])
         without.append(rope.score_by_distance(cap.q_pre[layer, h], cap.k_pre[layer, cap.kv_head(h)])[1])
-    # Fixed margins, not plotly's automargin: the ranges follow the head and the pair, and a tick
-    # label that grows would make plotly lay the chart out and draw it twice on a move.
-    plane = dict(title={"text": t("position.plane.title")}, height=440, margin=dict(l=80, r=10, t=50, b=60),
-                 xaxis={"title": {"text": t("position.plane.x")}, "zeroline": True, "automargin": False},
+    # The y axis keeps a fixed margin, not plotly's automargin: the ranges follow the head and the
+    # pair, and a tick label that grows wider would make plotly lay the chart out and draw it twice.
+    plane = dict(title={"text": t("position.plane.title")}, height=440, margin=dict(l=80, r=10, t=50, b=10),
+                 xaxis={"title": {"text": t("position.plane.x")}, "zeroline": True},
                  yaxis={"title": {"text": t("position.plane.y")}, "scaleanchor": "x", "zeroline": True,
                         "automargin": False},
                  legend=dict(orientation="h", y=-0.2))

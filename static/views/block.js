@@ -9,7 +9,7 @@
 // sum the view does (the norm's two outputs, `normLines`) is held to lib by tests/js/block.test.js.
 
 import {
-  chartBox, drawChart, el, fill, formatNumber, keepSettings, linkedSettings, metric, perFrame, plotlyText, richText, select,
+  chartBox, drawChart, el, fill, formatNumber, keepSettings, linkedSettings, metric, perFrame, plotlyText, richText, select, tableWhenOpen,
   slider, table, unpackInts, unpackU16, viewBox, viewHost,
 } from "./common.js";
 
@@ -60,6 +60,7 @@ function normPart(box, data) {
   const cells = ["mean", "rms", "std", "length_in", "length_scaled"].map((name) =>
     metric(metrics, { label: L[name], help: name === "length_scaled" ? L.sqrt_d : null }).value);
   const c = chartBox(box, { tableLabel: L.table, height: data.layout.height });
+  const toTable = tableWhenOpen(c);
   const gap = el(box, "p", "itt-help");
   const dims = Array.from({ length: data.weight.length }, (_, i) => i);
   const show = () => {
@@ -81,8 +82,8 @@ function normPart(box, data) {
       line(rmsOut, 3, data.palette[1], { name: L.rms_name }),
       line(layerOut, 3, data.palette[3], { name: L.layer_name, line: { color: data.palette[3], dash: "dot" } })],
     layout }, data.config, L.unavailable).then((drawn) => { if (drawn) box.dataset.drawn = String(tok); });
-    table(c.box, [L.dim, "x", "g", L.rms_name, L.layer_name], dims.map((i) => [num(i), num(x[i], 3),
-      num(data.weight[i], 3), num(rmsOut[i], 3), num(layerOut[i], 3)]));
+    toTable(() => [[L.dim, "x", "g", L.rms_name, L.layer_name], dims.map((i) => [num(i), num(x[i], 3),
+      num(data.weight[i], 3), num(rmsOut[i], 3), num(layerOut[i], 3)])]);
     gap.textContent = fill(L.gap, { diff: num(diff, 3), mean: num(mean, 3) });
     box.dataset.state = JSON.stringify({ norm_token: tok });
   };
@@ -105,6 +106,7 @@ function contribPart(box, data) {
   const resid = back(data.resid);  // [L+1, T]
   const pick = tokenPick(box, data, "resid_token");
   const c = chartBox(box, { tableLabel: L.table, height: 380 });
+  const toTable = tableWhenOpen(c);
   const show = () => {
     const tok = Number(pick.value);
     keep({ resid_token: tok });
@@ -123,8 +125,8 @@ function contribPart(box, data) {
       title: { text: plotlyText(title) }, xaxis: { title: { text: L.x } }, yaxis: { title: { text: L.y }, type: "log" },
       legend: { orientation: "h", y: -0.2 } } }, data.config, L.unavailable)
       .then((drawn) => { if (drawn) box.dataset.drawn = String(tok); });
-    table(c.box, [L.x, L.attn, L.mlp, L.resid], r.map((v, l) => [num(l), l < nL ? num(a[l], 1) : "—",
-      l < nL ? num(m[l], 1) : "—", num(v, 1)]));
+    toTable(() => [[L.x, L.attn, L.mlp, L.resid], r.map((v, l) => [num(l), l < nL ? num(a[l], 1) : "—",
+      l < nL ? num(m[l], 1) : "—", num(v, 1)])]);
     box.dataset.state = JSON.stringify({ resid_token: tok });
   };
   pick.addEventListener("change", perFrame(show));
@@ -155,11 +157,13 @@ function lensPart(box, data) {
   reading.setAttribute("aria-live", "polite");
   reading.dataset.testid = "block.lens.reading";
   const c = chartBox(box, { tableLabel: L.table, height: 340 });
+  const toTable = tableWhenOpen(c);
   const onTop = el(box, "p", "itt-help");
   const grid = el(box, "div", "itt-table-box itt-lens-table");
   grid.setAttribute("role", "region");
   grid.setAttribute("aria-label", fill(L.table_title, { layer: "" }));
   grid.tabIndex = 0;
+  let gridLayer = null;
 
   const show = () => {
     const l = Number(layer.value);
@@ -182,18 +186,25 @@ function lensPart(box, data) {
         line: { color: data.palette[0] }, xaxis: "x", yaxis: "y" },
       { type: "scatter", x: layers, y: rank, mode: "lines", name: L.rank, line: { color: data.palette[1], dash: "dot" },
         xaxis: "x", yaxis: "y2" }],
-    layout: { height: 340, autosize: true, margin: { l: 10, r: 10, t: 40, b: 10 }, separators: data.separators, title: { text: plotlyText(title) },
+    // The rank axis keeps a fixed margin, not plotly's automargin: its labels follow the position,
+    // and a label that grows would make plotly lay the chart out and draw it twice on a move.
+    layout: { height: 340, autosize: true, margin: { l: 10, r: 80, t: 40, b: 10 }, separators: data.separators, title: { text: plotlyText(title) },
       legend: { orientation: "h", y: -0.25 }, xaxis: { title: { text: L.x } },
       yaxis: { title: { text: plotlyText(fill(L.prob, { final })) }, range: [0, 1] },
-      yaxis2: { title: { text: L.rank }, type: "log", range: [topRank + 0.05, -0.05], dtick: 1, overlaying: "y", side: "right" },
+      yaxis2: { title: { text: L.rank }, type: "log", range: [topRank + 0.05, -0.05], dtick: 1, overlaying: "y", side: "right",
+        automargin: false },
       shapes: [{ type: "line", x0: l, x1: l, xref: "x", y0: 0, y1: 1, yref: "paper", line: { color: data.palette[3], width: 2 } }] } },
     data.config, L.unavailable).then((drawn) => { if (drawn) box.dataset.drawn = `${l},${i}`; });
-    table(c.box, [L.x, fill(L.prob, { final }), L.rank], layers.map((j) => [num(j), num(prob[j], 3), num(rank[j])]));
-    // The chosen layer's top tokens at every position (the table the lesson reads).
-    grid.setAttribute("aria-label", fill(L.table_title, { layer: num(l) }));
-    table(grid, [L.col_position].concat(Array.from({ length: k }, (_, r) => fill(L.col_rank, { r: num(r + 1) }))),
-      data.inputs.map((tok, p) => [`${data.positions[p]}: ${tok}`].concat(Array.from({ length: k }, (_, r) =>
-        `${words[top[at(l, p, r)]]} (${num(topP[at(l, p, r)], 3)})`))));
+    toTable(() => [[L.x, fill(L.prob, { final }), L.rank], layers.map((j) => [num(j), num(prob[j], 3), num(rank[j])])]);
+    // The chosen layer's top tokens at every position (the table the lesson reads): the same for
+    // every position, built again only for another layer.
+    if (l !== gridLayer) {
+      gridLayer = l;
+      grid.setAttribute("aria-label", fill(L.table_title, { layer: num(l) }));
+      table(grid, [L.col_position].concat(Array.from({ length: k }, (_, r) => fill(L.col_rank, { r: num(r + 1) }))),
+        data.inputs.map((tok, p) => [`${data.positions[p]}: ${tok}`].concat(Array.from({ length: k }, (_, r) =>
+          `${words[top[at(l, p, r)]]} (${num(topP[at(l, p, r)], 3)})`))));
+    }
     box.dataset.state = JSON.stringify({ lens_layer: l, lens_pos: i });
   };
   const later = perFrame(show);
