@@ -199,7 +199,9 @@ function build(root, data, component) {
       paint(headCells(here, h));
       heading.textContent = hd.title;
       box.dataset.drawn = state;
-      if (plotted.head !== h || plotted.layer !== layer) catchUp = setTimeout(() => { if (layers.get(layer) === here) replot(here, layer, h); }, 1500);
+      if (plotted.head !== h || plotted.layer !== layer) catchUp = setTimeout(() => {
+        if (layers.get(layer) === here) replot(here, layer, h).catch(() => { plot.textContent = L.unavailable; });
+      }, 1500);
       return;
     }
     replot(here, layer, h)
