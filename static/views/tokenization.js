@@ -10,7 +10,7 @@
 
 import {
   boxValue, chartBox, drawChart, el, fill, formatNumber, keepSettings, linkedSettings, metric, noteBox, numberBox, perFrame,
-  radios, richText, slider, store, table, unpackInts, viewBox, viewHost,
+  radios, richText, slider, store, table, tableWhenOpen, unpackInts, viewBox, viewHost,
 } from "./common.js";
 
 // ------------------------------------------------------------------ the data, as lib gave it
@@ -275,22 +275,24 @@ function buildPart(box, data) {
       layout: layout(L.curve_title, { showlegend: false, xaxis: { title: { text: L.curve_x } }, yaxis: { title: { text: L.curve_y } } }) },
       data.config, L.unavailable)])
       .then((drawn) => { if (drawn.every(Boolean)) box.dataset.drawn = String(k); });
-    table(pairsChart.box, [L.pair_col, L.pairs_x], top.map(([a, b, c]) => [pairLabel(a, b), num(c)]));
-    if (curveChart.details.open) curveTable(k);
+    pairsTable(() => [[L.pair_col, L.pairs_x], top.map(([a, b, c]) => [pairLabel(a, b), num(c)])]);
+    curveTable(() => [[L.curve_x, L.curve_y],
+      Array.from({ length: n + 1 }, (_, j) => [num(j), num(data.n_bytes / Math.max(nTokens[j], 1), 2)])]);
   };
-  const curveTable = () => table(curveChart.box, [L.curve_x, L.curve_y],
-    Array.from({ length: n + 1 }, (_, j) => [num(j), num(data.n_bytes / Math.max(nTokens[j], 1), 2)]));
-  curveChart.details.addEventListener("toggle", () => { if (curveChart.details.open) curveTable(); });
+  const pairsTable = tableWhenOpen(pairsChart);
+  const curveTable = tableWhenOpen(curveChart);
 
   notes();
   const p = player(stage, { n, step: Math.min(startStep("tokenization.build.step", data.key), n), speed: 1, data,
     prefix: "tokenization.build", show });
-  target.addEventListener("input", perFrame(() => {
+  // Not once per frame itself: the player draws once per frame (its step's input event), and a
+  // second wait here would add a frame to every move.
+  target.addEventListener("input", () => {
     keep({ target: boxValue(target, st.target) });
     notes();
     n = merged();
     p.limit(n);
-  }));
+  });
   return p;
 }
 
