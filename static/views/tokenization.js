@@ -222,6 +222,12 @@ function buildPart(box, data) {
   };
   const merged = () => Math.min(boxValue(target, st.target) - data.min_target, data.n_merges);
   const pairLabel = (a, b) => `«${vocab[a]}» + «${vocab[b]}»`;
+  // The pairs' axis keeps one margin for every step, room for the longest pair any step shows (a
+  // monospace character is about 7.2 px at plotly's 12 px): with plotly's automargin a longer label
+  // made plotly lay the chart out and draw it twice on a move.
+  let longest = 0;
+  for (let j = 0; j < pairs.length; j += 3) longest = Math.max(longest, pairLabel(pairs[j], pairs[j + 1]).length);
+  const pairsMargin = Math.min(20 + Math.ceil(7.2 * longest), 240);
   let n = merged();
 
   const notes = () => {
@@ -266,8 +272,8 @@ function buildPart(box, data) {
       drawChart(pairsChart.plot, data.plotly, { data: [{ type: "bar", x: counts, y: labels, orientation: "h",
         text: counts.map((c) => num(c)), textposition: "auto", hovertemplate: "%{y}: %{x}<extra></extra>",
         marker: { color: counts.map((_, j) => (j === 0 ? data.accent : "#9AA5B1")) } }],
-      layout: layout(L.pairs_title, { yaxis: { autorange: "reversed", tickfont: { family: "monospace" } },
-        xaxis: { title: { text: L.pairs_x } } }) }, data.config, L.unavailable),
+      layout: layout(L.pairs_title, { yaxis: { autorange: "reversed", tickfont: { family: "monospace" }, automargin: false },
+        xaxis: { title: { text: L.pairs_x } }, margin: { l: pairsMargin, r: 10, t: 40, b: 10 } }) }, data.config, L.unavailable),
       drawChart(curveChart.plot, data.plotly, { data: [
         { type: "scatter", x: ratio.map((_, j) => j), y: ratio, mode: "lines", line: { color: data.palette[0] },
           hovertemplate: `${L.curve_hover}<extra></extra>` },

@@ -84,6 +84,13 @@ def test_the_rope_view_answers_in_the_browser(page, app_url):
     live.get_by_role("radio", name=en["position.which.k"]).check()
     expect(live).to_have_attribute("data-drawn", '{"head":8,"live_pair":0,"which":"k"}')
     assert runs_of(page).sent == sent, "a view-only move sent something to the server"
+    # The head's three panels painted on their canvases: one row per token; at position 0 RoPE
+    # turns nothing, so the first token's row is the same before and after, and its change is 0
+    # (the middle of the change's colour range).
+    before, after, change = live.locator("canvas.itt-cells").evaluate_all("cs => cs.map(c => c.__ittCells)")
+    assert len(before) == len(after) == len(change) > 1
+    assert before[0] == after[0] and before[1] != after[1]
+    assert change[0] == [0.5] * len(change[0])
 
     # The layer needs the server (its vectors are sent one layer at a time): the view is rebuilt
     # for layer 3 with the learner's head and vectors kept.
