@@ -43,9 +43,9 @@ class Run:
 
 # The latest class run (docs/server-cpu.md, "Latest"): thirty learners at a reading pace on one 2-core
 # machine with two replicas behind nginx, every action's p95 within its goal, 0 failures; peak RSS of
-# the two replicas and their lens processes 3.44-3.46 GB over three runs.
-CLASS_RUN = Run(when="2026-12-05, 20:44-21:03 UTC", script="scripts/load_driver.py --learners 30 --think 5 15 "
-                "--replicas 2 --nginx", doc="docs/server-cpu.md", learners=30, cores=2, replicas=2, peak_gb=3.46)
+# the two replicas and their lens processes 3.40 GB in each of three runs.
+CLASS_RUN = Run(when="2026-12-06, 21:29-21:36 UTC", script="scripts/load_driver.py --learners 30 --think 5 15 "
+                "--replicas 2 --nginx", doc="docs/server-cpu.md", learners=30, cores=2, replicas=2, peak_gb=3.40)
 # One replica with both built-in models resident (docs/classroom.md, "Memory of the server's caches").
 BOTH_MODELS_RUN = Run(when="2026-12-04, 19:53 UTC", script="scripts/bench_memory.py --both", doc="docs/classroom.md",
                       learners=0, cores=2, replicas=1, peak_gb=3.13)
@@ -109,7 +109,7 @@ def gb_per_replica(run: Run = CLASS_RUN) -> float:
 def sizing(learners: int, run: Run = CLASS_RUN, both: Run = BOTH_MODELS_RUN) -> Sizing:
     """Machines like the measured one (its cores and replicas each) for a class of `learners`.
 
-    Example: sizing(30) -> Sizing(learners=30, machines=1, cores=2, replicas=2, memory_gb=3.5, memory_gb_gemma=6.3)
+    Example: sizing(30) -> Sizing(learners=30, machines=1, cores=2, replicas=2, memory_gb=3.4, memory_gb_gemma=6.3)
     """
     if learners < 1:
         raise ValueError("a class has at least one learner")
