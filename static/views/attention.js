@@ -7,7 +7,9 @@
 // attention_steps.js) follow it there, in the browser, from every head of the layer sent once;
 // a layer not sent yet reruns them with this section (ui/attention_view.py take_layer). bertviz
 // follows the layer through ui/follow.py (its page is the server's).
-import { cellCanvas, clearView, keepFocus, el, fill, formatNumber, perFrame, plotly, slider, store, unpackU16 } from "./common.js";
+import {
+  cellCanvas, clearView, keepFocus, el, fill, formatNumber, hoverTip, perFrame, plotly, slider, store, unpackU16,
+} from "./common.js";
 
 /** One head's [n, n] weights out of the layer's [H, n, n], as rows. */
 export function headRows(weights, n, head) {
@@ -137,8 +139,6 @@ function build(root, data, component) {
   // (cellCanvas) is named without a replot.
   const heading = el(chart, "p", "itt-chart-title");
   const plot = el(chart, "div");
-  const tip = el(chart, "div", "itt-tip");
-  tip.hidden = true;
   const details = el(left, "details", "itt-table");
   el(details, "summary").textContent = L.table;
   const tableBox = el(details, "div", "itt-table-box");
@@ -161,21 +161,12 @@ function build(root, data, component) {
         plotted = { layer: l, head: h, n: here.n };
         if (paint === null) {
           paint = cellCanvas(chart, plot, data.colorscale) || false;
-          if (plot.on) {
-            plot.on("plotly_hover", (e) => {
-              const pt = e && e.points && e.points[0];
-              const at = layers.get(layer);
-              if (!pt || !at || !Array.isArray(pt.pointIndex)) return;
-              const [i, j] = pt.pointIndex;
-              tip.textContent = hoverText(at, Math.min(head, data.n_heads - 1), i, j, data);
-              const r = chart.getBoundingClientRect();
-              const ev = e.event || {};
-              tip.style.left = `${Math.max((ev.clientX || r.left) - r.left + 12, 0)}px`;
-              tip.style.top = `${Math.max((ev.clientY || r.top) - r.top + 12, 0)}px`;
-              tip.hidden = false;
-            });
-            plot.on("plotly_unhover", () => { tip.hidden = true; });
-          }
+          hoverTip(chart, plot, (pt) => {
+            const at = layers.get(layer);
+            if (!at) return null;
+            const [i, j] = pt.pointIndex;
+            return hoverText(at, Math.min(head, data.n_heads - 1), i, j, data);
+          });
         }
       });
   };

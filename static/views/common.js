@@ -616,6 +616,34 @@ export function laidOut(input) {
   return layout;
 }
 
+// ------------------------------------------------------------------ a hover label of our own
+
+/**
+ * A hover label over a plotly chart, for a chart whose cells are painted on a canvas (cellCanvas):
+ * plotly's own label would read plotly's cells, which may be another head's until plotly catches
+ * up. `chart` is the plot's positioned parent; the plot's traces set hoverinfo "none" (plotly then
+ * draws no label but still says where the pointer is). `text(point)` gives the label of plotly's
+ * hover point (its pointIndex, curveNumber), or null for none.
+ */
+export function hoverTip(chart, plot, text) {
+  const tip = el(chart, "div", "itt-tip");
+  tip.hidden = true;
+  if (!plot.on) return tip;
+  plot.on("plotly_hover", (e) => {
+    const pt = e && e.points && e.points[0];
+    const said = pt && Array.isArray(pt.pointIndex) ? text(pt) : null;
+    if (said === null) return;
+    tip.textContent = said;
+    const r = chart.getBoundingClientRect();
+    const ev = e.event || {};
+    tip.style.left = `${Math.max((ev.clientX || r.left) - r.left + 12, 0)}px`;
+    tip.style.top = `${Math.max((ev.clientY || r.top) - r.top + 12, 0)}px`;
+    tip.hidden = false;
+  });
+  plot.on("plotly_unhover", () => { tip.hidden = true; });
+  return tip;
+}
+
 // ------------------------------------------------------------------ heatmap cells on a canvas
 
 /** The colour of a plotly colour scale (`[[stop, colour], ...]`, stops from 0 to 1, each colour

@@ -12,7 +12,7 @@
 // heatmap follows the m chosen in the rotation part; a share link's values reach every part once.
 
 import {
-  cellCanvas, chartBox, drawChart, el, fill, formatNumber, keepSettings, linkedSettings, metric, noteBox, numberBox,
+  cellCanvas, chartBox, drawChart, el, fill, formatNumber, hoverTip, keepSettings, linkedSettings, metric, noteBox, numberBox,
   perFrame, plotlyText, radios, slider, store, tableWhenOpen, unpackU16, viewBox,
 } from "./common.js";
 
@@ -139,7 +139,6 @@ function namedChart(parent, data, height) {
       c.fig.setAttribute("aria-label", name);
       return drawChart(c.plot, data.plotly, spec, data.config, data.labels.unavailable);
     },
-
     /** The table alternative, `make()` -> [head, rows] run when the table is open (tableWhenOpen). */
     table: tableWhenOpen(c),
   };
@@ -405,8 +404,6 @@ function heatChart(box, data, vectors) {
   const c = chartBox(box, { tableLabel: L.table, height: data.layouts.heat.height });
   const heading = el(c.fig, "p", "itt-chart-title");
   c.fig.insertBefore(heading, c.plot);
-  const tip = el(c.fig, "div", "itt-tip");
-  tip.hidden = true;
   const toTable = tableWhenOpen(c);
   // Rows named by their tokens (unique names: plotly's category axis keeps their order, rows 0..T−1).
   const names = data.tokens.map(plotlyText);
@@ -430,23 +427,13 @@ function heatChart(box, data, vectors) {
         painters = ["", "2", "3"].map((sfx) => cellCanvas(c.fig, c.plot, data.scales.rdbu,
           { gap: 0, xaxis: `xaxis${sfx}`, yaxis: `yaxis${sfx}` }));
         if (painters.some((p) => !p)) painters = false;
-        if (c.plot.on) {
-          c.plot.on("plotly_hover", (e) => {
-            const pt = e && e.points && e.points[0];
-            if (!pt || !shown || !Array.isArray(pt.pointIndex)) return;
-            const [t, d] = pt.pointIndex;
-            const cur = vectors.get(shown.w, shown.head);
-            const z = [cur.before, cur.after, cur.change][pt.curveNumber] || cur.before;
-            tip.textContent = fill(L.hover, { token: data.tokens[t], d: formatNumber(d, lang),
-              v: formatNumber(z[t * D + d], lang, 3) });
-            const at = c.fig.getBoundingClientRect();
-            const ev = e.event || {};
-            tip.style.left = `${Math.max((ev.clientX || at.left) - at.left + 12, 0)}px`;
-            tip.style.top = `${Math.max((ev.clientY || at.top) - at.top + 12, 0)}px`;
-            tip.hidden = false;
-          });
-          c.plot.on("plotly_unhover", () => { tip.hidden = true; });
-        }
+        hoverTip(c.fig, c.plot, (pt) => {
+          if (!shown) return null;
+          const [t, d] = pt.pointIndex;
+          const cur = vectors.get(shown.w, shown.head);
+          const z = [cur.before, cur.after, cur.change][pt.curveNumber] || cur.before;
+          return fill(L.hover, { token: data.tokens[t], d: formatNumber(d, lang), v: formatNumber(z[t * D + d], lang, 3) });
+        });
       }
       return true;
     });
@@ -564,14 +551,12 @@ function buildLive(root, box, data) {
       const d0 = head * nAll;
       const ws = Array.from(withRope.subarray(d0, d0 + nAll));
       const wo = Array.from(without.subarray(d0, d0 + nAll));
-      {
-        const distLayout = filled(data.layouts.dist, {});
-        distLayout.yaxis = Object.assign({}, distLayout.yaxis, { range: distRange });
-        drawn.push(dist.draw({ layout: distLayout, data: [
-          { type: "scatter", x: xs, y: ws, mode: "lines", name: L.with, line: { color: data.palette[0] } },
-          { type: "scatter", x: xs, y: wo, mode: "lines", name: L.without, line: { color: data.palette[1] } },
-        ] }, plainTitle(distLayout)));
-      }
+      const distLayout = filled(data.layouts.dist, {});
+      distLayout.yaxis = Object.assign({}, distLayout.yaxis, { range: distRange });
+      drawn.push(dist.draw({ layout: distLayout, data: [
+        { type: "scatter", x: xs, y: ws, mode: "lines", name: L.with, line: { color: data.palette[0] } },
+        { type: "scatter", x: xs, y: wo, mode: "lines", name: L.without, line: { color: data.palette[1] } },
+      ] }, plainTitle(distLayout)));
       dist.table(() => [[L.col_distance, L.with, L.without], xs.map((d) => [fmt(d), formatNumber(ws[d], lang, 3),
         formatNumber(wo[d], lang, 3)])]);
     }
