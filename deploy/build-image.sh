@@ -24,6 +24,13 @@ CACHE=.cache/image
 start=$(date +%s)
 log() { printf '[image] %s\n' "$*"; }
 
+# One build at a time from this checkout: two at once (the image and compose tests build it from
+# separate pytest workers) would both write the base's tar under the same name and delete the
+# proxy CA file the other is building with. The second waits, then finds every layer cached.
+mkdir -p "$CACHE"
+exec 9>"$CACHE/build.lock"
+flock -n 9 || { log "another build of this checkout is running: waiting for it"; flock 9; }
+
 if [ -z "${ENGINE:-}" ]; then
   if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then ENGINE=docker
   elif command -v podman >/dev/null 2>&1; then ENGINE=podman
