@@ -10,7 +10,7 @@
 
 import {
   boxValue, chartBox, drawChart, el, fill, formatNumber, keepSettings, linkedSettings, metric, noteBox, numberBox, perFrame,
-  radios, richText, slider, store, table, tableWhenOpen, unpackInts, viewBox, viewHost,
+  radios, richText, slider, store, tableWhenOpen, unpackInts, viewBox, viewHost,
 } from "./common.js";
 
 // ------------------------------------------------------------------ the data, as lib gave it
