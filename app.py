@@ -9,7 +9,7 @@ from lib import log
 from ui import cache, classroom, core, export, nav, persist, share, sidebar, streamlit_speed, styles
 
 log.configure()  # one line on stderr per failure the app survives, with its cause (lib/log.py)
-streamlit_speed.install()  # per element: a widget reads its own key, a run wakes the event loop once per batch
+streamlit_speed.install()  # per element: a widget reads its own key, a keyed component is its key
 
 core.lang()
 # An emoji icon: a :material/...: one makes the browser fetch a font from the internet.

@@ -100,7 +100,7 @@ class Learner:
     storage: dict[str, str] | None = None  # the tab's local storage; None: not kept (see the docstring)
     reconnect: bool = False   # reconnect when the websocket closes (see the docstring)
     reconnects: int = 0       # how many times it did
-    _asked: str = ""          # the storage component's session id already answered
+    _asked: str = ""          # the storage component's last ask answered ("sid/count")
     _states: dict[str, WidgetState] = field(default_factory=dict)  # by widget id
     _ws: Any = None
     _bytes: int = 0
@@ -360,7 +360,7 @@ class Learner:
 
     async def _answer_storage(self) -> None:
         """What ui/persist.py's JavaScript does with the tab's local storage after a run: write the
-        entries the server hands it, or, for a session id not answered yet, send the entries back."""
+        entries the server hands it, or, for each run that has not heard it yet, send the entries back."""
         w = self.widgets.get(STORE_KEY)
         if self.storage is None or w is None:
             return
@@ -377,16 +377,17 @@ class Learner:
                     self.storage.pop(name, None)
             return
         sid = data.get("sid")
-        if not sid or sid == self._asked:
+        ask = f"{sid}/{data.get('unheard') or 0}"  # one ask per run not yet heard, as the JavaScript does
+        if not sid or ask == self._asked:
             return
-        self._asked = sid
+        self._asked = ask
         learner = data["learner"] if isinstance(data.get("learner"), str) else (self.storage.get(data.get("learnerEntry", "")) or "")
 
         def at(prefix: str) -> str:
             return f"{prefix}.{learner}" if learner else prefix
 
         await self.trigger(STORE_KEY, "stored", {
-            "sid": sid, "learner": learner, "code": self.storage.get(at(data.get("progressEntry", ""))),
+            "sid": sid, "ask": data.get("unheard"), "learner": learner, "code": self.storage.get(at(data.get("progressEntry", ""))),
             "text": self.storage.get(at(data.get("textEntry", ""))),
             "klass": self.storage.get(at(data.get("classEntry", "")))}, name="storage")
 

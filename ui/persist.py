@@ -130,6 +130,8 @@ def _on_stored() -> None:
     message = value.get("stored") if isinstance(value, Mapping) else None
     if not isinstance(message, Mapping) or message.get("sid") != ss.get("app.persist.sid"):
         return
+    if ss.get("app.persist.restored"):
+        return  # this ask was answered already: the browser asked again before it saw the answer
     learner = pc.nickname(message.get("learner", ""))
     if learner is None:  # a nickname this code would not have written: ask again for no name
         ss[LEARNER_KEY] = ""
@@ -165,6 +167,13 @@ def sync() -> None:
     progress = current()
     ss.setdefault(_LATEST, {})["progress"] = progress
     save = None
+    # Each run that draws the store before the browser has been heard counts one more: the browser
+    # asks again for each count. An ask can be lost: it reruns this section, and a lesson switch
+    # sent at once stops that run (Streamlit's fast reruns) before its callback, and the switch's
+    # own run carries no trigger. The switch's run draws the store with the next count.
+    unheard = None
+    if not ss.get("app.persist.restored"):
+        unheard = ss["app.persist.unheard"] = ss.get("app.persist.unheard", 0) + 1
     if ss.get("app.persist.restored"):
         learner = ss.get(LEARNER_KEY, "")
         names = pc.entries(learner)
@@ -173,7 +182,7 @@ def sync() -> None:
                 class_entry(learner): classroom.to_keep()}
     # The class's code also as a cookie the server reads at a new tab's first run (ui/classroom.py).
     cookie = classroom.to_cookie() if save is not None else None
-    _store(key=STORE_KEY, data={"sid": sid, "save": save, "learner": ss.get(LEARNER_KEY),
+    _store(key=STORE_KEY, data={"sid": sid, "unheard": unheard, "save": save, "learner": ss.get(LEARNER_KEY),
                                 "learnerEntry": pc.LEARNER_ENTRY, "progressEntry": pc.PROGRESS_ENTRY,
                                 "textEntry": pc.TEXT_ENTRY, "classEntry": CLASS_ENTRY, "cookie": cookie},
            on_stored_change=_on_stored, height=0)

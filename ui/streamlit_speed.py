@@ -15,15 +15,6 @@ view that answers `in` and `[]` for one key with one look-up, and builds the ful
 something iterates it. The answers are the same as the dict's (tested against it on a live
 session). Nothing else changes: every other attribute is the session's own.
 
-**One wake-up of the server's event loop per element.** A script's thread hands each element
-(each delta of the page) to the event loop with `loop.call_soon_threadsafe`, which writes a byte
-to the loop's wake-up socket: a system call on the script's side and a wake-up on the loop's, for
-every element of every run (8 % of a new text's server CPU on the attention lesson, py-spy).
-`install()` makes a session queue its callbacks in order, wake the loop once, and let the loop run
-everything queued BATCH_S later: the same callbacks, in the same order, on the same thread, at most
-BATCH_S later. (Waking the loop only when no drain is waiting is not enough: an idle loop drains
-each callback as soon as it is queued, so every element still woke it.)
-
 **A keyed component's identity.** A custom component (`st.components.v2`: the course's live
 charts and section followers) hashes a canonical JSON dump of all its data for its identity on
 every run, then Streamlit ignores that hash whenever the component has a key (`key_as_main_identity`).
@@ -39,7 +30,13 @@ the decorator copies each function's signature onto its wrapper (`inspect.signat
 new text's run); `install()` works it out once per function body and defaults.
 
 Deliberately left out: any other use of `filtered_state` (`st.session_state.to_dict()`, iteration),
-which keeps Streamlit's own dict; and sending (the loop still sends each message as before).
+which keeps Streamlit's own dict; and the hand-over of a run's elements to the event loop. Handing
+them over in 5 ms batches (one loop wake-up per batch, not per element) saved some 8 % of a new
+text's CPU, but it held a run's last elements back: a request from the browser arriving then (the
+progress store's question after a quick lesson switch) found that run's ScriptRunner done and
+replaced it, and Streamlit drops every event of a replaced ScriptRunner, so the page's elements never
+reached the browser (an empty lesson in 5 of 40 quick switches under load). Streamlit's own
+hand-over queues each element at once.
 """
 
 from __future__ import annotations
@@ -49,15 +46,13 @@ import logging
 import inspect
 import threading
 import types
-from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import streamlit
 from streamlit import type_util
 from streamlit.components.v2.bidi_component.main import BidiComponentMixin
 from streamlit.runtime import fragment as fragment_module
-from streamlit.runtime.app_session import AppSession
 from streamlit.elements.widgets import number_input, radio, selectbox, slider, text_widgets
 from streamlit.runtime.state import session_state as _ss
 from streamlit.runtime.state.common import is_element_id
@@ -113,63 +108,6 @@ class _WidgetState:
 
 def _widget_state() -> _WidgetState:
     return _WidgetState(get_session_state())
-
-
-BATCH_S = 0.005  # how long the loop lets a run's elements gather before it hands them on
-
-
-class Wakeups:
-    """A session's callbacks for its event loop, queued in order; one loop wake-up drains them all."""
-
-    def __init__(self, loop) -> None:
-        self.loop = loop
-        self.pending: deque[Callable[[], None]] = deque()
-        self.lock = threading.Lock()
-        self.scheduled = False  # a drain is queued on the loop and has not emptied the queue yet
-
-    def call_soon(self, callback: Callable[[], None]) -> None:
-        with self.lock:
-            self.pending.append(callback)
-            if self.scheduled:
-                return  # the drain already waiting on the loop will run it, after those before it
-            self.scheduled = True
-        try:
-            self.loop.call_soon_threadsafe(self._arm)
-        except RuntimeError:  # the loop is closed (shutdown, a test's teardown): drop, as Streamlit does
-            with self.lock:
-                self.pending.clear()
-                self.scheduled = False
-            if not self.loop.is_closed():
-                raise
-
-    def _arm(self) -> None:
-        self.loop.call_later(BATCH_S, self.drain)
-
-    def drain(self) -> None:
-        """On the loop's thread: run every queued callback in order, including any queued meanwhile."""
-        while True:
-            with self.lock:
-                if not self.pending:
-                    self.scheduled = False
-                    return
-                callback = self.pending.popleft()
-            try:
-                callback()
-            except Exception as e:  # one failing callback must not drop the rest (as separate handles)
-                self.loop.call_exception_handler({"message": "Exception in a session callback",
-                                                  "exception": e})
-
-
-_wakeups_lock = threading.Lock()
-_streamlit_call_soon = AppSession._call_soon_on_event_loop
-
-
-def _call_soon_on_event_loop(self: AppSession, callback: Callable[[], None]) -> None:
-    wakeups = self.__dict__.get("_itt_wakeups")
-    if wakeups is None:
-        with _wakeups_lock:
-            wakeups = self.__dict__.setdefault("_itt_wakeups", Wakeups(self._event_loop))
-    wakeups.call_soon(callback)
 
 
 _keyed = threading.local()  # set while a keyed component is being added, on the script's thread
@@ -239,8 +177,8 @@ CHECKED_VERSION = "1.67.0"  # the Streamlit these replacements were read against
 
 
 def install() -> bool:
-    """Point the widget modules at the one-key view, sessions at one wake-up per batch, keyed
-    components at their key (idempotent). On any other Streamlit version nothing is replaced:
+    """Point the widget modules at the one-key view, keyed components at their key, cached functions
+    and fragments at their kept signatures (idempotent). On any other Streamlit version nothing is replaced:
     Streamlit's own code runs, slower but right. Returns whether the replacements are in."""
     if streamlit.__version__ != CHECKED_VERSION:
         logging.getLogger(__name__).warning(
@@ -249,7 +187,6 @@ def install() -> bool:
         return False
     for module in WIDGET_MODULES:
         module.get_session_state = _widget_state
-    AppSession._call_soon_on_event_loop = _call_soon_on_event_loop
     BidiComponentMixin._bidi_component = _bidi_component
     BidiComponentMixin._build_bidi_identity_kwargs = _identity_kwargs
     streamlit._bidi_component = types.MethodType(_bidi_component, streamlit._main)  # what components call
@@ -260,7 +197,6 @@ def install() -> bool:
 
 def installed() -> bool:
     return (all(module.get_session_state is _widget_state for module in WIDGET_MODULES)
-            and AppSession._call_soon_on_event_loop is _call_soon_on_event_loop
             and BidiComponentMixin._bidi_component is _bidi_component
             and BidiComponentMixin._build_bidi_identity_kwargs is _identity_kwargs
             and streamlit._bidi_component.__func__ is _bidi_component

@@ -1,4 +1,61 @@
 // The script of a small Streamlit component (components v2), loaded by ui/persist.py (the learner's progress in localStorage).
+//
+// Until the server has heard what this browser keeps, each of its runs draws the store with
+// `save` null and a new `unheard` count; the browser asks once per (sid, count), when no run is
+// going or asked for and no lesson clicked in the sidebar is still on its way. An ask can be lost
+// (a lesson switch sent at once stops the run that would answer it), so a later run's count asks
+// again; the server ignores an ask it has already answered. An ask sent while a lesson switch is
+// on its way would rerun the store's section with the old page's address, and Streamlit would take
+// the new lesson for the old page and empty it (docs/architecture.md, "A lesson switched to at once").
+
+export function askFor(data) {
+  // The key of the ask this drawing calls for, or null (the server has heard the browser).
+  if (data.save) return null;
+  return data.sid + "/" + (data.unheard ?? 0);
+}
+
+const BUSY = ["running", "rerunRequested", "stopRequested"];  // the app's own word for a run going or asked for
+
+export function whenIdle(fn, now = true) {
+  // Run `fn` once no script runs and none is asked for: at once if so and `now`, else when the
+  // app's state next changes to that.
+  const app = document.querySelector('[data-testid="stApp"]');
+  const idle = () => !(app && BUSY.includes(app.dataset.testScriptState));
+  if (!app || (now && idle())) { fn(); return; }
+  const watch = new MutationObserver(() => {
+    if (!idle()) return;
+    watch.disconnect();
+    fn();
+  });
+  watch.observe(app, { attributes: true, attributeFilter: ["data-test-script-state"] });
+}
+
+const NAV = '[data-testid="stSidebarNav"] a';
+export const NAV_WAIT_MS = 15000;  // a lesson clicked that never becomes the current one stops holding asks back
+
+export function watchNavigation() {
+  // Note each lesson clicked in the sidebar (once per window): its address, and when.
+  if (window.__ittNavWatched) return;
+  window.__ittNavWatched = true;
+  document.addEventListener("click", (e) => {
+    const link = e.target && e.target.closest ? e.target.closest(NAV) : null;
+    if (link && link.href) window.__ittNavTo = { href: link.href, at: Date.now() };
+  }, true);
+}
+
+export function navigating() {
+  // Whether a lesson clicked in the sidebar is still on its way: the sidebar does not show it as
+  // the current page yet (Streamlit marks that link aria-current="page" when the new page's run starts).
+  const to = window.__ittNavTo;
+  if (!to) return false;
+  const current = document.querySelector(NAV + '[aria-current="page"]');
+  if ((current && current.href === to.href) || Date.now() - to.at > NAV_WAIT_MS) {
+    window.__ittNavTo = null;
+    return false;
+  }
+  return true;
+}
+
 export default function ({ data, setTriggerValue }) {
   const get = (k) => { try { return window.localStorage.getItem(k); } catch (e) { return null; } };
   const put = (k, v) => {
@@ -7,7 +64,10 @@ export default function ({ data, setTriggerValue }) {
       else if (window.localStorage.getItem(k) !== v) window.localStorage.setItem(k, v);
     } catch (e) { /* full or forbidden */ }
   };
-  if (data.save) {
+  watchNavigation();
+  const ask = askFor(data);
+  if (ask === null) {
+    window.__ittProgressNext = null;  // an ask still waiting for the app to be idle is not needed
     // The browser has been heard: a mark the browser tests wait for before their first input,
     // so that input does not race the session's one progress rerun.
     document.documentElement.dataset.ittProgress = "ready";
@@ -16,12 +76,25 @@ export default function ({ data, setTriggerValue }) {
     if (c && document.cookie.split("; ").indexOf(c.name + "=" + c.value) < 0 && (c.value || document.cookie.indexOf(c.name + "=") >= 0)) {
       document.cookie = c.name + "=" + encodeURIComponent(c.value) + "; path=/; SameSite=Strict; max-age=" + (c.value ? c.seconds : 0);
     }
-  } else if (window.__ittProgressAsked !== data.sid) {
-    window.__ittProgressAsked = data.sid;
+    return;
+  }
+  if (window.__ittProgressAsked === ask) return;
+  const waiting = window.__ittProgressNext;
+  window.__ittProgressNext = { ask, send: () => {
     const learner = typeof data.learner === "string" ? data.learner : (get(data.learnerEntry) || "");
     const at = (prefix) => (learner ? prefix + "." + learner : prefix);
-    setTriggerValue("stored", { sid: data.sid, learner: learner,
+    setTriggerValue("stored", { sid: data.sid, ask: data.unheard, learner: learner,
                                 code: get(at(data.progressEntry)), text: get(at(data.textEntry)),
                                 klass: get(at(data.classEntry)) });
-  }
+  } };
+  if (waiting) return;  // already waiting for the app to be idle: it sends the latest drawing's ask
+  const send = () => {
+    if (navigating()) { whenIdle(send, false); return; }  // after the new lesson's run
+    const next = window.__ittProgressNext;
+    window.__ittProgressNext = null;
+    if (!next || window.__ittProgressAsked === next.ask) return;
+    window.__ittProgressAsked = next.ask;
+    next.send();
+  };
+  whenIdle(send);
 }
