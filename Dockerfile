@@ -64,7 +64,7 @@ RUN --mount=type=cache,target=/root/.cache/pip \
 COPY lib/ lib/
 # The built-in models (SmolLM2 and Gemma 3 270M), converted once (the running server only reads them).
 # Readable by the server's user: the conversion leaves its folders to their owner (mode 700).
-RUN .venv/bin/python -c "from lib.models import EMBEDDED_MODELS, convert_gguf; [print(convert_gguf(name=n)) for n in EMBEDDED_MODELS]" \
+RUN .venv/bin/python -c "from lib.model.models import EMBEDDED_MODELS, convert_gguf; [print(convert_gguf(name=n)) for n in EMBEDDED_MODELS]" \
     && chmod -R a+rX /opt/inside-transformer
 # The course's code on its own: the run stage copies it last, so an edit of a page or a text
 # rebuilds one small layer there. The proxy's certificates stay out of the image that runs.

@@ -5,10 +5,10 @@ Language, page config, the shared sidebar, the model, and st.navigation over the
 
 import streamlit as st
 
-from lib import log
+from lib.serving import log
 from ui import cache, classroom, core, export, nav, persist, share, sidebar, streamlit_speed, styles
 
-log.configure()  # one line on stderr per failure the app survives, with its cause (lib/log.py)
+log.configure()  # one line on stderr per failure the app survives, with its cause (lib/serving/log.py)
 streamlit_speed.install()  # per element: a widget reads its own key, a keyed component is its key
 
 core.lang()

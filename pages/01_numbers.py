@@ -6,11 +6,11 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 
 import streamlit as st
 
-from lib.arithmetic import param_breakdown
-from lib.bertviz_view import as_document, head_view_height
-from lib.compare import architecture
-from lib.models import DEFAULT_MODEL
-from lib.tokens import first_split_character
+from lib.lessons.bertviz_view import as_document, head_view_height
+from lib.lessons.compare import architecture
+from lib.model.arithmetic import param_breakdown
+from lib.model.models import DEFAULT_MODEL
+from lib.model.tokens import first_split_character
 from ui import core, figures, lesson, nav, quiz_widget, styles
 from ui.attention_view import bertviz
 from ui.core import num, t

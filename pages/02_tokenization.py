@@ -7,8 +7,8 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 
 import streamlit as st
 
-from lib import bpe
-from lib.tokens import readable_tokens
+from lib.lessons import bpe
+from lib.model.tokens import readable_tokens
 from ui import core, differs_view, lesson, nav, quiz_widget, views
 from ui import tokenization_view as view
 from ui.core import num, t

@@ -6,7 +6,7 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 
 import streamlit as st
 
-from lib import embeddings as emb
+from lib.lessons import embeddings as emb
 from ui import core, lesson, nav, quiz_widget
 from ui import embeddings_view as view
 from ui.core import num, t

@@ -7,7 +7,7 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 import numpy as np
 import streamlit as st
 
-from lib import rope
+from lib.lessons import rope
 from ui import core, differs_view, lesson, nav, quiz_widget, views
 from ui import position_view as view
 from ui.core import num, t

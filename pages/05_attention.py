@@ -7,8 +7,8 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 
 import streamlit as st
 
-from lib.bertviz_view import SIZE_TOKENS, weights_bytes
-from lib.capture import DEFAULT_MAX_TOKENS
+from lib.lessons.bertviz_view import SIZE_TOKENS, weights_bytes
+from lib.model.capture import DEFAULT_MAX_TOKENS
 from ui import attention_view as view
 from ui import core, differs_view, follow, lesson, nav, quiz_widget, views
 from ui.core import num, t

@@ -6,8 +6,8 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 
 import streamlit as st
 
-from lib import block as blk
-from lib.capture import DEFAULT_MAX_TOKENS
+from lib.lessons import block as blk
+from lib.model.capture import DEFAULT_MAX_TOKENS
 from ui import block_view as view
 from ui import core, differs_view, follow, lens_service, lesson, nav, quiz_widget
 from ui.core import num, t
@@ -26,7 +26,7 @@ lesson.show(text, "intro")
 st.header(t("block.order.header"))
 lesson.show(text, "order", model_name=core.display_name(info.name), n_layers=num(info.n_layers), **arch)
 cap = core.capture(max_tokens)
-lens_service.start()  # the logit lens service (lib/lens_service.py): its threads and process, once per server
+lens_service.start()  # the logit lens service (lib/serving/lens_service.py): its threads and process, once per server
 if cap is not None:
     view.render_diagram(lm, cap.n_tokens)
     if core.deferring():  # the lens's section waits to be reached: its lens is worked out meanwhile

@@ -9,10 +9,10 @@ import math
 
 import streamlit as st
 
-from lib.capture import DEFAULT_MAX_TOKENS
-from lib.loss import bits_saved, perplexity
-from lib.reference import REFERENCE_MODELS
-from lib.sampling import logit_cost
+from lib.lessons.loss import bits_saved, perplexity
+from lib.lessons.reference import REFERENCE_MODELS
+from lib.lessons.sampling import logit_cost
+from lib.model.capture import DEFAULT_MAX_TOKENS
 from ui import core, differs_view, follow, lesson, nav, quiz_widget, views
 from ui import sampling_view as view
 from ui.core import num, t

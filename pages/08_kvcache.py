@@ -7,9 +7,9 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 
 import streamlit as st
 
-from lib import arithmetic as A
-from lib import kvcache as K
-from lib.reference import REFERENCE_MODELS
+from lib.lessons import kvcache as K
+from lib.lessons.reference import REFERENCE_MODELS
+from lib.model import arithmetic as A
 from ui import core, differs_view, lesson, nav, quiz_widget, views
 from ui import kvcache_view as view
 from ui.core import num, t

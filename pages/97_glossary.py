@@ -7,7 +7,7 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 
 import streamlit as st
 
-from lib import learner_glossary as glossary
+from lib.course import learner_glossary as glossary
 from ui import lesson, nav
 from ui.core import num, t
 

@@ -8,8 +8,8 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 import pandas as pd
 import streamlit as st
 
-from lib import teaching as T
-from lib.quiz import load_bank
+from lib.classroom import teaching as T
+from lib.course.quiz import load_bank
 from ui import classroom_view, core, lesson, nav
 from ui.core import num, t
 

@@ -8,7 +8,7 @@ import random
 
 import streamlit as st
 
-from lib.quiz import draw_final, grade, load_bank, mistakes, question_key
+from lib.course.quiz import draw_final, grade, load_bank, mistakes, question_key
 from ui import classroom, core, export, nav, quiz_widget, share
 from ui.core import num, t
 

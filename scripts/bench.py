@@ -48,8 +48,8 @@ if str(REPO) not in sys.path:  # `make bench` runs this file without PYTHONPATH
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from lib.models import CACHE_ENV, DEFAULT_MODEL, converted_dir, load_model  # noqa: E402
-from lib.capture import run_capture  # noqa: E402
+from lib.model.capture import run_capture  # noqa: E402
+from lib.model.models import CACHE_ENV, DEFAULT_MODEL, converted_dir, load_model  # noqa: E402
 
 TOKEN_COUNTS = (16, 64, 256, 512)
 RUNS = {16: 9, 64: 9, 256: 5, 512: 3}  # timed runs per length, after one warm-up each
@@ -77,7 +77,7 @@ CHILD = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, sys.argv[1])
-import lib.models as M
+import lib.model.models as M
 t_import = time.perf_counter() - t0
 existed = (M.converted_dir() / "config.json").exists()
 t = time.perf_counter()
@@ -297,7 +297,7 @@ def run(cache: Path, t_run: float, meter: CpuMeter) -> None:
                             ("warm (converted cache)", warm, TARGETS["warm_s"])):
         print(f"  {name:24s}: load_model() {r['load_s']:6.2f} s   target <= {target:.0f} s  "
               f"{mark(r['load_s'] <= target)}   (child wall {r['wall_s']:.2f} s, of which "
-              f"import lib.models {r['import_s']:.2f} s; child peak RSS {r['maxrss_mb']:.0f} MB)")
+              f"import lib.model.models {r['import_s']:.2f} s; child peak RSS {r['maxrss_mb']:.0f} MB)")
     report_others(meter, shares, "load")
 
     # Everything below uses the freshly converted copy.

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 
 import bench_ui  # noqa: E402
-from lib import i18n  # noqa: E402
+from lib.course import i18n  # noqa: E402
 from drivers.browser import (CHROMIUM, CHROMIUM_ARGS, _free_port, healthy, runs_of, settle,  # noqa: E402
                                 stop_process)
 

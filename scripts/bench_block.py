@@ -1,7 +1,7 @@
 """How long the block lesson's cached computations take on the built-in model (prints numbers).
 
 For a short, a medium and the longest text (512 tokens): the capture itself, the attention/MLP
-split of every block (lib.block.contributions), one layer's MLP branches, and the logit lens over
+split of every block (lib.lessons.block.contributions), one layer's MLP branches, and the logit lens over
 the page's window of positions and over every position. The page computes each of these once per
 (model, text) and caches it; moving a slider only reads the cached result.
 
@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lib import block as blk  # noqa: E402
-from lib.capture import run_capture  # noqa: E402
-from lib.logit_lens import lens_positions, logit_lens  # noqa: E402
-from lib.models import load_model  # noqa: E402
+from lib.lessons import block as blk  # noqa: E402
+from lib.lessons.logit_lens import lens_positions, logit_lens  # noqa: E402
+from lib.model.capture import run_capture  # noqa: E402
+from lib.model.models import load_model  # noqa: E402
 from ui.block_view import LENS_WINDOW  # noqa: E402
 
 TEXTS = {"short": "The cat sat on the mat because it was tired.", "medium": "parola " * 128, "long": "parola " * 7200}

@@ -2,12 +2,12 @@
 
     PYTHONPATH=. .venv/bin/python scripts/bench_bpe.py
 
-1. Training: `lib.bpe.train`, 1,000 merges on a 100 KB corpus (the lesson's two built-in texts,
+1. Training: `lib.lessons.bpe.train`, 1,000 merges on a 100 KB corpus (the lesson's two built-in texts,
    then Python standard-library sources: prose, code and numbers, many distinct words), with and
    without the top-10 pairs the page records per step; median of 3 runs. A full recount of every
    pair per merge (the textbook loop) is timed on its first 20 merges and extrapolated, to show
    what the incremental counts save. Target: <= 2 s.
-2. Replay: `lib.bpe_replay.replay` of the default model's 48,900 merges on 2,000 characters of
+2. Replay: `lib.lessons.bpe_replay.replay` of the default model's 48,900 merges on 2,000 characters of
    varied text (Italian, English, digits, emoji, code, whitespace runs), median of 7 runs, next to
    the tokenizer's own Rust encode of the same text; plus reading the merges from the tokenizer
    (done once per model and cached by the page). Target: <= 200 ms.
@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from lib import bpe, bpe_replay  # noqa: E402
+from lib.lessons import bpe, bpe_replay  # noqa: E402
 
 CORPUS_BYTES = 100_000
 MERGES = 1_000
@@ -85,7 +85,7 @@ def bench_training() -> None:
 
 
 def bench_replay() -> None:
-    from lib.models import load_model
+    from lib.model.models import load_model
 
     it = (REPO / "assets" / "corpora" / "it" / "tokenization.txt").read_text(encoding="utf-8")
     en = (REPO / "assets" / "corpora" / "en" / "tokenization.txt").read_text(encoding="utf-8")

@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib import quiz  # noqa: E402
-from lib.classroom import ClassStore  # noqa: E402
+from lib.classroom.classroom import ClassStore  # noqa: E402
+from lib.course import quiz  # noqa: E402
 from ui.nav import LESSONS  # noqa: E402
 
 

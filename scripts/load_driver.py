@@ -60,7 +60,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "deploy" / "nginx"))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from lib.settings import replica_env  # noqa: E402
+from lib.serving.settings import replica_env  # noqa: E402
 from measure_rss import status_mb  # noqa: E402  (scripts/measure_rss.py)
 from render import healthy  # noqa: E402  (deploy/nginx/render.py: the one health probe)
 from drivers.browser import stop_process  # noqa: E402
@@ -208,7 +208,7 @@ def steal_seconds() -> float:
 
 
 def lens_processes(pids: list[int]) -> list[int]:
-    """The servers' lens processes (lib/lens_worker.py, named "itt-lens"): their children by that name."""
+    """The servers' lens processes (lib/serving/lens_worker.py, named "itt-lens"): their children by that name."""
     found = []
     for pid in pids:
         for children in glob.glob(f"/proc/{pid}/task/*/children"):
@@ -228,7 +228,7 @@ def lens_processes(pids: list[int]) -> list[int]:
 
 
 def low_threads(pids: list[int]) -> list[str]:
-    """The /proc stat files of the servers' low-priority workers (lib/lens_service.py names them
+    """The /proc stat files of the servers' low-priority workers (lib/serving/lens_service.py names them
     "itt-low-lens"): the logit lenses, started ahead of the learners or waited for."""
     found = []
     for pid in pids:
@@ -412,7 +412,7 @@ async def learner_flow(url: str, n: int, word: str, others: list[str], lang: str
 
 def verdicts(me: Learner) -> int:
     """How many quiz verdicts ('Right!...' or 'Not quite...', in any language) the page shows."""
-    from lib import i18n
+    from lib.course import i18n
 
     starts = tuple(x for lang in i18n.LANGS for x in
                    (i18n.ui(lang)["quiz.right"], i18n.ui(lang)["quiz.wrong"].split("{")[0]))
@@ -459,8 +459,8 @@ CPU_GOAL_MS = {"answer": 30, "slide": 50, "next": 250}
 def forward_pass_ms(text: str, lang: str = "it") -> float:
     """The CPU time of one capture of `text` on the default model (the forward pass with its hooks:
     what a new text must cost the server at least), measured in this process, median of 5."""
-    from lib.capture import run_capture
-    from lib.models import DEFAULT_MODEL, load_model
+    from lib.model.capture import run_capture
+    from lib.model.models import DEFAULT_MODEL, load_model
 
     lm = load_model(DEFAULT_MODEL)
     run_capture(lm, text)  # warm: first-call allocations

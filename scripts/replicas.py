@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "deploy" / "nginx"))
 sys.path.insert(0, str(REPO))
 import render  # noqa: E402  (deploy/nginx/render.py)
-from lib.settings import replica_env  # noqa: E402  (each replica's share of the cores)
+from lib.serving.settings import replica_env  # noqa: E402  (each replica's share of the cores)
 
 STATE = REPO / ".replicas"
 

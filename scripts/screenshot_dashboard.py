@@ -26,8 +26,8 @@ def main() -> int:
     os.environ["ITT_DATABASE_URL"] = url
     from playwright.sync_api import sync_playwright
 
-    from lib import classroom as C
-    from lib.quiz import load_bank
+    from lib.classroom import classroom as C
+    from lib.course.quiz import load_bank
     from drivers.browser import CHROMIUM, CHROMIUM_ARGS, serve
 
     store = C.ClassStore(url)
@@ -46,7 +46,7 @@ def main() -> int:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page(viewport={"width": 1400, "height": 2000})
         page.goto(f"{base}/teachers?lang=it&class={created.code}&key={created.secret}")
-        from lib import i18n
+        from lib.course import i18n
 
         header = page.get_by_role("heading", name=i18n.ui("it")["class.dash.header"])
         header.wait_for(timeout=180_000)

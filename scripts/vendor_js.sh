@@ -3,7 +3,7 @@
 # internet: bertviz 1.4.1 asks a CDN for require.js 2.3.6, d3 5.7.0 and
 # jQuery 2.0.0. We take the same libraries from the npm registry and put them
 # in static/vendor/ (git-ignored), which Streamlit serves at /app/static/vendor/
-# (lib/bertviz_view.py rewrites the URLs).
+# (lib/lessons/bertviz_view.py rewrites the URLs).
 #
 # Versions:
 #   requirejs 2.3.6  the one bertviz loads; the npm package ships it unminified.

@@ -108,7 +108,7 @@ def label_prefix(label: str) -> str:
 
 def switch_model(at: AppTest, model, name: str, monkeypatch) -> None:
     """Load `model` (a tiny fixture) as if `name` came from the Hugging Face hub."""
-    from lib import models
+    from lib.model import models
 
     monkeypatch.setattr(models, "_load_hub", lambda n, progress: model if n == name else None)
     at.text_input(key="app.model_request").set_value(name)
@@ -125,7 +125,7 @@ def check_answer(at: AppTest, lesson: str, qid: str, lang: str) -> AppTest:
     (keyed fragments): that run's tree holds those and nothing else of the page, which is checked
     here (no title, no other question's form). `at.run()` after it brings the whole page back, as
     a learner's next input would."""
-    from lib import i18n
+    from lib.course import i18n
 
     at.button(key=f"FormSubmitter:quiz.{lesson}.{qid}.form-{i18n.ui(lang)['quiz.check']}").click()
     at.run()

@@ -65,9 +65,9 @@ def real():
     """The embedded SmolLM2-135M, converted on first use (the slow part of a cold run).
 
     The very object the pages get under AppTest (ui.cache.get_model, which calls
-    lib.models.load_model): the test session loads each built-in model once, as a server does.
+    lib.model.models.load_model): the test session loads each built-in model once, as a server does.
     """
-    from lib.models import DEFAULT_MODEL
+    from lib.model.models import DEFAULT_MODEL
     from ui.cache import get_model
 
     return get_model(DEFAULT_MODEL)
@@ -78,7 +78,7 @@ def byte_tokenizer():
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    from lib.tokens import byte_decoder
+    from lib.model.tokens import byte_decoder
 
     vocab = {ch: b for ch, b in byte_decoder().items()}
     vocab["<|endoftext|>"] = 256
@@ -91,7 +91,7 @@ def byte_tokenizer():
 def _tiny(config, tokenizer, name):
     from transformers import AutoModelForCausalLM
 
-    from lib.models import wrap_model
+    from lib.model.models import wrap_model
 
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(config, attn_implementation="eager")
@@ -146,7 +146,7 @@ def tiny_gemma(byte_tokenizer):
 def real_gemma():
     """The embedded Gemma 3 270M, converted on first use (minutes the first time, once); shared
     with the pages under AppTest, as `real` is."""
-    from lib.models import GEMMA_MODEL
+    from lib.model.models import GEMMA_MODEL
     from ui.cache import get_model
 
     return get_model(GEMMA_MODEL)
@@ -187,7 +187,7 @@ def hub_server(tmp_path_factory, byte_tokenizer):
     root = tmp_path_factory.mktemp("hub")
     configs = family_configs()
     repos = [Repo(f"{OWNER}/{name}", build_repo(root / name, cfg, byte_tokenizer)) for name, cfg in configs.items()]
-    # ~2.3 MB of weights at 2 MB/s: a download of about a second, several chunks of lib.hub.CHUNK_BYTES.
+    # ~2.3 MB of weights at 2 MB/s: a download of about a second, several chunks of lib.model.hub.CHUNK_BYTES.
     slow = LlamaConfig(vocab_size=257, hidden_size=128, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
                        num_key_value_heads=2, max_position_embeddings=128, tie_word_embeddings=False)
     build_repo(root / "slow-llama", slow, byte_tokenizer)
@@ -220,7 +220,7 @@ def hub_server(tmp_path_factory, byte_tokenizer):
 def hub(hub_server, tmp_path, monkeypatch):
     """The session's stand-in as the hub of this test: HF_ENDPOINT points at it, an empty cache,
     online, the request log empty."""
-    from lib import hub as hub_lib
+    from lib.model import hub as hub_lib
 
     monkeypatch.setenv("HF_ENDPOINT", hub_server.url)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))

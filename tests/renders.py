@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lib import i18n
-from lib.models import DEFAULT_MODEL
+from lib.course import i18n
+from lib.model.models import DEFAULT_MODEL
 from tests.apptest import chart_names, page_text, start
 
 PAGES = ["pages/01_numbers.py", "pages/02_tokenization.py", "pages/03_embeddings.py", "pages/04_position.py",

@@ -4,7 +4,7 @@ import pytest
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM
 
-from lib.arithmetic import count_params
+from lib.model.arithmetic import count_params
 
 SMALL = dict(vocab_size=1000, hidden_size=64, intermediate_size=160, num_hidden_layers=3,
              num_attention_heads=8, num_key_value_heads=2, head_dim=16)
@@ -43,8 +43,8 @@ def test_unsupported_type_raises():
 
 
 def test_param_breakdown_adds_up():
-    from lib.arithmetic import param_breakdown
-    from lib.reference import REFERENCE_MODELS
+    from lib.lessons.reference import REFERENCE_MODELS
+    from lib.model.arithmetic import param_breakdown
 
     for cfg in REFERENCE_MODELS.values():
         parts = param_breakdown(cfg)
@@ -55,8 +55,8 @@ def test_param_breakdown_adds_up():
 
 
 def test_kv_cache_textbook_values():
-    from lib.arithmetic import kv_cache_bytes
-    from lib.reference import REFERENCE_MODELS
+    from lib.lessons.reference import REFERENCE_MODELS
+    from lib.model.arithmetic import kv_cache_bytes
 
     llama8 = REFERENCE_MODELS["Llama-3 8B"]
     assert kv_cache_bytes(llama8, 1) == 128 * 1024  # 2 · 32 layers · 8 KV heads · 128 · 2 bytes
@@ -67,9 +67,9 @@ def test_kv_cache_textbook_values():
 
 def test_reference_figures_quoted_in_the_lesson_are_the_computed_ones():
     """The lesson text quotes KV-cache sizes; they must be what the app computes (both languages)."""
-    from lib import i18n
-    from lib.arithmetic import kv_cache_bytes
-    from lib.reference import REFERENCE_MODELS, numbers
+    from lib.course import i18n
+    from lib.lessons.reference import REFERENCE_MODELS, numbers
+    from lib.model.arithmetic import kv_cache_bytes
 
     for lang, sep in (("en", "."), ("it", ",")):
         text = i18n.lesson(lang, "numbers")["reference"]
@@ -87,8 +87,8 @@ def test_reference_figures_quoted_in_the_lesson_are_the_computed_ones():
 
 from transformers.cache_utils import get_layer_types_and_kwargs  # noqa: E402
 
-from lib import arithmetic as A  # noqa: E402
-from lib.reference import MORE_MODELS, PUBLISHED_PARAMS, REFERENCE_MODELS  # noqa: E402
+from lib.lessons.reference import MORE_MODELS, PUBLISHED_PARAMS, REFERENCE_MODELS  # noqa: E402
+from lib.model import arithmetic as A  # noqa: E402
 
 LLAMA8 = REFERENCE_MODELS["Llama-3 8B"]
 TINY_DEEPSEEK = dict(vocab_size=300, hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
@@ -178,7 +178,7 @@ def test_kv_cache_honours_windows_mla_and_linear_layers():
 
 def test_seed_001_figures_from_its_configuration():
     """Every figure of seed 001 (d 4096, 32 layers, 32 heads, 8 KV heads, d_head 128, d_ff 14336, V 128,256)."""
-    from lib.kvcache import variant_config
+    from lib.lessons.kvcache import variant_config
 
     n = A.count_params(LLAMA8)
     assert round(A.params_per_layer(LLAMA8) / 1e6, 1) == 218.1

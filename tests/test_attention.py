@@ -1,4 +1,4 @@
-"""lib/attention.py: the step-by-step head against the model's own attention, flash against naive,
+"""lib/lessons/attention.py: the step-by-step head against the model's own attention, flash against naive,
 GQA against transformers' repeat_kv, and the textbook numbers of the lesson."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib.attention import (
+from lib.lessons.attention import (
     PATTERNS,
     attention_flops,
     attention_memory,
@@ -31,9 +31,9 @@ from lib.attention import (
     CONDITIONAL,
     word_ids,
 )
-from lib.arithmetic import kv_cache_bytes
-from lib.capture import run_capture
-from lib.reference import REFERENCE_MODELS
+from lib.lessons.reference import REFERENCE_MODELS
+from lib.model.arithmetic import kv_cache_bytes
+from lib.model.capture import run_capture
 
 TEXT = "Il gatto dorme sul tappeto perché è stanco. Il gatto sogna 🐱."
 
@@ -390,9 +390,9 @@ def test_flash_on_the_live_head_equals_the_models_output(captures):
 
 @pytest.mark.parametrize("name", ["Llama-3 8B", "GPT-2 small"])
 def test_attention_flops_agree_with_lib_arithmetic(name, real):
-    """Two ways to the same count: from (n, d, L) here, from the whole config in lib.arithmetic."""
-    from lib.arithmetic import attention_flops as from_config
-    from lib.reference import numbers
+    """Two ways to the same count: from (n, d, L) here, from the whole config in lib.model.arithmetic."""
+    from lib.lessons.reference import numbers
+    from lib.model.arithmetic import attention_flops as from_config
 
     for label, cfg in ((name, REFERENCE_MODELS[name]), ("live", real.config)):
         n = numbers(cfg)
@@ -405,7 +405,7 @@ def test_attention_flops_agree_with_lib_arithmetic(name, real):
 def test_attention_flops_count_only_the_window_on_local_layers(tiny_gemma):
     """A local layer reads min(i + 1, W) keys for token i: the count by hand, from (n, d, L, W) and
     from the whole config agree, and equal the plain count while the text fits in the window."""
-    from lib.arithmetic import attention_flops as from_config
+    from lib.model.arithmetic import attention_flops as from_config
 
     info, cfg = tiny_gemma.info, tiny_gemma.config
     width, n_local = info.n_heads * info.d_head, sum(x == "sliding_attention" for x in info.layer_types)
@@ -420,7 +420,7 @@ def test_attention_flops_count_only_the_window_on_local_layers(tiny_gemma):
 
 
 def test_shown_variants_gives_each_configuration_once():
-    from lib.attention import shown_variants
+    from lib.lessons.attention import shown_variants
 
     def names(config):
         return [(v.name, own) for v, own in shown_variants(kv_variants(config, 1024))]

@@ -1,4 +1,4 @@
-"""lib/bertviz_view.py: offline URLs, layer filtering, tokens that could break the page."""
+"""lib/lessons/bertviz_view.py: offline URLs, layer filtering, tokens that could break the page."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lib import bertviz_view
-from lib.bertviz_view import ViewHtml, head_view_html, model_view_html
+from lib.lessons import bertviz_view
+from lib.lessons.bertviz_view import ViewHtml, head_view_html, model_view_html
 from tests.ci import skip_or_fail
 
 CDN_HOST = "cdnjs.cloudflare.com"
@@ -173,7 +173,7 @@ def test_bad_heads_are_refused():
 
 def test_one_layer_hides_bertvizs_layer_menu(fake_vendor):
     """With one layer the page's own slider chooses it: bertviz's English "Layer:" menu is hidden."""
-    from lib.bertviz_view import HIDE_LAYER_MENU
+    from lib.lessons.bertviz_view import HIDE_LAYER_MENU
 
     attn = random_attention(3, 2, 4)
     assert head_view_html(attn, list("abcd"), layers=[1]).html.startswith(HIDE_LAYER_MENU)
@@ -181,7 +181,7 @@ def test_one_layer_hides_bertvizs_layer_menu(fake_vendor):
 
 
 def test_as_document_names_the_page_and_its_language():
-    from lib.bertviz_view import as_document
+    from lib.lessons.bertviz_view import as_document
 
     page = as_document("<div id='vis'></div>", "it", "Vista per testa <1>")
     assert page.startswith('<!DOCTYPE html><html lang="it">')

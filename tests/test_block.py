@@ -1,4 +1,4 @@
-"""lib/block.py: textbook cases, invariants, and oracles from the model's own modules."""
+"""lib/lessons/block.py: textbook cases, invariants, and oracles from the model's own modules."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from lib import block as blk
-from lib.arithmetic import dims, param_breakdown
-from lib.capture import run_capture
-from lib.reference import REFERENCE_MODELS
+from lib.lessons import block as blk
+from lib.lessons.reference import REFERENCE_MODELS
+from lib.model.arithmetic import dims, param_breakdown
+from lib.model.capture import run_capture
 
 TEXT = "The capital of France is Paris, and the capital of Italy is"
 

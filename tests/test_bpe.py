@@ -10,10 +10,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from lib import bpe
-from lib.bpe import NEVER, Merge, chunk_end, decode, encode, merge, pair_counts, segments, split, train
-from lib.bpe_replay import NotByteLevelBPE, from_json, from_tokenizer, pre_tokenize, replay, to_byte_level
-from lib.tokens import byte_decoder
+from lib.lessons import bpe
+from lib.lessons.bpe import NEVER, Merge, chunk_end, decode, encode, merge, pair_counts, segments, split, train
+from lib.lessons.bpe_replay import NotByteLevelBPE, from_json, from_tokenizer, pre_tokenize, replay, to_byte_level
+from lib.model.tokens import byte_decoder
 
 # Both languages, digits, emoji (with a ZWJ sequence and a flag), code, whitespace runs, CJK,
 # control characters, Windows newlines.
@@ -76,7 +76,7 @@ def test_textbook_aaabdaaabac():
 
 def test_quiz_answer_on_the_textbook_case_is_computed():
     """The quiz asks how many tokens "aaabdaaabac" has after the first merge: lib says so."""
-    from lib.quiz import load_bank
+    from lib.course.quiz import load_bank
 
     t = train("aaabdaaabac", 257)
     for lang in ("it", "en"):

@@ -1,4 +1,4 @@
-"""lib.budget_cache and ui.cache's bounds: bytes, LRU order, one computation per key, hub policy."""
+"""lib.serving.budget_cache and ui.cache's bounds: bytes, LRU order, one computation per key, hub policy."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from lib.budget_cache import ByteBudgetCache
-from lib.settings import Settings
+from lib.serving.budget_cache import ByteBudgetCache
+from lib.serving.settings import Settings
 
 
 def test_evicts_least_recently_used_until_within_budget():
@@ -87,7 +87,7 @@ def test_settings_from_env():
 
 
 def test_hub_off_and_size_cap_refuse_before_loading(monkeypatch):
-    from lib import models
+    from lib.model import models
 
     monkeypatch.setattr(models, "_load_hub", lambda *a, **k: pytest.fail("must not load"))
     with pytest.raises(models.ModelLoadError) as e:
@@ -115,7 +115,7 @@ def test_thirty_learners_on_one_text_run_one_capture(monkeypatch, tiny_llama):
 
 def test_at_most_one_hub_model_resident(monkeypatch, tiny_llama, tiny_gpt2):
     import ui.cache as cache
-    from lib.models import DEFAULT_MODEL
+    from lib.model.models import DEFAULT_MODEL
 
     monkeypatch.setattr(cache, "_models", {})
     monkeypatch.setattr(cache, "CAPTURES", ByteBudgetCache(10**9, lambda c: c.nbytes))
@@ -155,8 +155,8 @@ def test_a_hub_model_let_go_is_freed_even_in_a_reference_cycle(monkeypatch):
 @pytest.mark.parametrize("lang", ["en", "it"])
 def test_page_says_the_server_does_not_load_hub_models(monkeypatch, lang):
     import ui.cache as cache
-    from lib import i18n
-    from lib.models import DEFAULT_MODEL
+    from lib.course import i18n
+    from lib.model.models import DEFAULT_MODEL
     from tests.apptest import start
 
     at = start(lang)

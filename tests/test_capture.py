@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib.capture import EmptyTextError, hook_count, run_capture
+from lib.model.capture import EmptyTextError, hook_count, run_capture
 
 TEXT = "Il gatto dorme sul tappeto perché è stanco 🐱."
 

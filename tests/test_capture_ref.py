@@ -13,7 +13,7 @@ import gc
 
 import pytest
 
-from lib.capture import Capture
+from lib.model.capture import Capture
 from tests.apptest import start
 
 TEXT = "A grey heron waits by the canal; only this test writes about the heron."
@@ -43,7 +43,7 @@ def test_a_session_pins_no_capture(page):
 def test_the_ref_reads_through_and_is_read_only():
     from ui.core import CaptureRef
     from ui.cache import CAPTURES
-    from lib.models import DEFAULT_MODEL
+    from lib.model.models import DEFAULT_MODEL
 
     ref = CaptureRef(DEFAULT_MODEL, TEXT, 16)
     cap = ref.resolve()

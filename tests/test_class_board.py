@@ -1,4 +1,4 @@
-"""The teacher's handouts and tables (lib.class_links, lib.class_board), on a real class store in a
+"""The teacher's handouts and tables (lib.classroom.class_links, lib.classroom.class_board), on a real class store in a
 temporary SQLite file."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import urllib.parse
 import pytest
 import segno
 
-from lib import class_board as B
-from lib import class_links as L
-from lib.classroom import ClassStore
-from lib.quiz import load_bank
+from lib.classroom import class_board as B
+from lib.classroom import class_links as L
+from lib.classroom.classroom import ClassStore
+from lib.course.quiz import load_bank
 
 
 def test_the_links_carry_the_code_and_the_secret_and_nothing_else():
@@ -94,9 +94,9 @@ def test_a_numeric_answer_is_written_for_the_teachers_language(lang, shown):
 def test_every_quiz_text_reads_without_latex_in_a_table():
     """The dashboard's tables show no formula: every prompt and option of every quiz bank, in both
     languages, comes out of plain_math without a backslash, a brace or a dollar sign."""
-    from lib import i18n
-    from lib.class_board import plain_math
-    from lib.quiz import load_bank
+    from lib.classroom.class_board import plain_math
+    from lib.course import i18n
+    from lib.course.quiz import load_bank
     from ui import nav
 
     assert plain_math("la regola $12 \\cdot d^2 \\cdot L$") == "la regola 12 · d² · L"

@@ -1,4 +1,4 @@
-"""The class store (lib/classroom.py) against the real thing: SQLite in a temporary folder and a real
+"""The class store (lib/classroom/classroom.py) against the real thing: SQLite in a temporary folder and a real
 PostgreSQL server the suite starts itself (drivers/postgres.py). No mock database anywhere.
 """
 
@@ -13,9 +13,9 @@ from collections import Counter
 import pytest
 import sqlalchemy as sa
 
-from lib import classroom as cr
-from lib import classroom_schema
-from lib.classroom import (BadPseudonym, ClassClosed, ClassFull, ClassStore, JoinLimiter, NotTeacher,
+from lib.classroom import classroom as cr
+from lib.classroom import classroom_schema
+from lib.classroom.classroom import (BadPseudonym, ClassClosed, ClassFull, ClassStore, JoinLimiter, NotTeacher,
                            PseudonymTaken, StoreUnavailable, UnknownClass, UnknownLearner)
 
 BACKENDS = ("sqlite", "postgresql")
@@ -131,7 +131,7 @@ def test_join_limiter_counts_wrong_codes_in_a_sliding_window():
 
 
 def test_default_url_is_the_app_cache_folder_or_the_environment(monkeypatch, tmp_path):
-    from lib import models
+    from lib.model import models
 
     monkeypatch.setenv(models.CACHE_ENV, str(tmp_path))
     monkeypatch.delenv(cr.DATABASE_ENV, raising=False)

@@ -1,6 +1,6 @@
 """Colours of the key charts, as a learner with protanopia or deuteranopia sees them.
 
-lib.colour_vision simulates both deficiencies (Machado et al. 2009, severity 1.0) and measures
+lib.lessons.colour_vision simulates both deficiencies (Machado et al. 2009, severity 1.0) and measures
 CIEDE2000 differences. The classes a chart encodes must stay apart by at least MIN_DELTA_E after the
 simulation; a sequential scale must keep its order in lightness (so it reads even without colour);
 a diverging one must keep its two ends apart and grow lighter from each end to the middle. A pair
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from plotly.colors import get_colorscale
 
-from lib import colour_vision as cv
+from lib.lessons import colour_vision as cv
 
 MIN_DELTA_E = 10.0  # CIEDE2000: about 1 is just noticeable; 10 reads as another colour at a glance
 VISIONS = (None, *cv.KINDS)  # full colour vision, then the two deficiencies

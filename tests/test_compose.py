@@ -35,7 +35,7 @@ import pytest
 
 from drivers.browser import REPO, _free_port, healthy
 from drivers.stclient import Learner
-from lib import i18n
+from lib.course import i18n
 
 IMAGE = "inside-transformer"
 LOCAL_BASE = "localhost/inside-transformer-base:bookworm-python3.11"  # deploy/build-image.sh's
@@ -171,7 +171,7 @@ def _container(project_run, service: str) -> str:
 @pytest.mark.slow
 @pytest.mark.timeout(BUILD_TIMEOUT_S + 900)
 def test_a_class_through_nginx_is_counted_exactly_with_a_replica_stopped(stack):
-    from lib.classroom import ClassStore
+    from lib.classroom.classroom import ClassStore
 
     settings, run, podman_env = stack
     # Every service is up and reports healthy (the compose file's health checks, run now).

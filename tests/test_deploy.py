@@ -285,7 +285,7 @@ def test_the_one_command_class_start_writes_a_config_nginx_accepts(tmp_path):
 def test_each_replica_gets_its_share_of_the_cores_as_torch_threads():
     """Replicas started on one machine (scripts/replicas.py, the load driver) get OMP_NUM_THREADS =
     cores // replicas, at least 1; an operator's own value is kept."""
-    from lib.settings import replica_env, threads_per_replica
+    from lib.serving.settings import replica_env, threads_per_replica
 
     assert threads_per_replica(2, 2) == 1
     assert threads_per_replica(1, 2) == 2

@@ -1,4 +1,4 @@
-"""Tests for lib/embeddings.py: textbook values, invariants, and oracles (torch, HF, the model).
+"""Tests for lib/lessons/embeddings.py: textbook values, invariants, and oracles (torch, HF, the model).
 
 The real SmolLM2 table is read once per module; tiny random models cover GPT-2's positions.
 """
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from lib import embeddings as emb
-from lib.capture import run_capture
+from lib.lessons import embeddings as emb
+from lib.model.capture import run_capture
 
 
 @pytest.fixture(scope="module")

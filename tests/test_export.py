@@ -1,4 +1,4 @@
-"""lib.export: the capture's export equals the capture (oracle: a plain forward pass for the
+"""lib.learner.export: the capture's export equals the capture (oracle: a plain forward pass for the
 next-token probabilities), CSV and NPZ carry the same numbers, the quiz report escapes its text."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from lib import export
-from lib.capture import run_capture
+from lib.learner import export
+from lib.model.capture import run_capture
 
 TEXT = "Hello, world! Ciao, città."
 
@@ -94,8 +94,8 @@ def test_plain_math_reads_as_the_formula(tex, plain):
 def test_the_report_prints_every_bank_prompt_with_no_markup_left():
     """Every prompt, option and answer of every bank, as the report prints it: no $, backslash,
     brace or backtick left (the only markup the banks use)."""
-    from lib import i18n
-    from lib.quiz import load_bank
+    from lib.course import i18n
+    from lib.course.quiz import load_bank
 
     lessons = [p.stem for p in (i18n.ASSETS / "quiz" / "en").glob("*.json")]
     assert lessons

@@ -1,12 +1,12 @@
-"""lib.features: the named features of a model, on tiny random GPT-2, Llama and Gemma 3 configs and
+"""lib.model.features: the named features of a model, on tiny random GPT-2, Llama and Gemma 3 configs and
 on both built-in models, each checked against the same fact measured another way (the config,
 the module's own output, the tokenizer's vocabulary)."""
 
 import pytest
 import torch
 
-from lib import features as F
-from lib import i18n
+from lib.course import i18n
+from lib.model import features as F
 
 
 def _embedding_factor(lm) -> float:
@@ -18,7 +18,7 @@ def _embedding_factor(lm) -> float:
 
 
 def _oracle(lm) -> dict[str, bool]:
-    """Features measured without lib.features' own reading."""
+    """Features measured without lib.model.features' own reading."""
     cfg = lm.config
     n_kv = cfg.get("num_key_value_heads") or cfg.get("n_head") or cfg["num_attention_heads"]
     n_q = cfg.get("num_attention_heads") or cfg.get("n_head")

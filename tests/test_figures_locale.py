@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from tests.apptest import start
 from ui.figures import localized
 

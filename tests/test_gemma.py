@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib.capture import hook_count, max_tokens_for, run_capture
+from lib.model.capture import hook_count, max_tokens_for, run_capture
 
 LONG = "Il gatto dorme sul tappeto perché è stanco."  # 43 bytes: ten times the tiny window
 
@@ -119,7 +119,7 @@ def test_hooks_removed_when_the_forward_raises(tiny_gemma, monkeypatch):
 
 
 def test_capture_length_is_twice_the_window(tiny_gemma, tiny_llama):
-    from lib.capture import DEFAULT_MAX_TOKENS
+    from lib.model.capture import DEFAULT_MAX_TOKENS
 
     assert max_tokens_for(tiny_llama) == DEFAULT_MAX_TOKENS
     assert max_tokens_for(tiny_gemma) == max(DEFAULT_MAX_TOKENS, 2 * tiny_gemma.info.sliding_window)
@@ -150,7 +150,7 @@ def test_real_gemma_capture_oracles(real_gemma):
 
 
 def test_loss_by_chunks_equals_the_whole_table(tiny_gemma, tiny_llama):
-    from lib.loss import capture_loss, text_loss
+    from lib.lessons.loss import capture_loss, text_loss
 
     for lm in (tiny_gemma, tiny_llama):
         cap = run_capture(lm, LONG)
@@ -162,7 +162,7 @@ def test_loss_by_chunks_equals_the_whole_table(tiny_gemma, tiny_llama):
 
 def test_norm_params_read_gemma_gain_as_applied(tiny_gemma):
     """Gemma's RMSNorm multiplies by (1 + w): our numpy norm with the read gain equals the module."""
-    from lib.block import apply_norm, norm_params
+    from lib.lessons.block import apply_norm, norm_params
 
     block = tiny_gemma.model.model.layers[0]
     x = np.random.default_rng(0).standard_normal((3, tiny_gemma.info.d_model)).astype(np.float32)
@@ -175,7 +175,7 @@ def test_norm_params_read_gemma_gain_as_applied(tiny_gemma):
 
 def test_attention_contribution_includes_the_post_norm(tiny_gemma):
     """What Gemma's attention writes on the residual stream is post_attention_layernorm(o_proj(...))."""
-    from lib.block import contributions
+    from lib.lessons.block import contributions
 
     cap = run_capture(tiny_gemma, LONG)
     seen = {}
@@ -194,20 +194,20 @@ def test_attention_contribution_includes_the_post_norm(tiny_gemma):
 
 def test_hybrid_cache_measured_equals_the_formula(tiny_gemma):
     """Local layers keep the window, global ones every token: the real cache equals the formula."""
-    from lib.kvcache import measure_cache
+    from lib.lessons.kvcache import measure_cache
 
     n = 3 * tiny_gemma.info.sliding_window + 1
     m = measure_cache(tiny_gemma, n)
     assert m.equal, (m.measured_bytes, m.formula_bytes, m.window_offset_bytes)
     held = [x.key_shape[2] for x in m.layers]
     w = tiny_gemma.info.sliding_window
-    # transformers' dynamic sliding layer keeps W - 1 tokens between steps (lib.kvcache explains the offset).
+    # transformers' dynamic sliding layer keeps W - 1 tokens between steps (lib.lessons.kvcache explains the offset).
     assert held == [w - 1 if t == "sliding_attention" else n for t in tiny_gemma.info.layer_types]
 
 
 def test_formula_steps_use_the_layer_window(tiny_gemma):
     """The attention lesson's step-by-step formula hides keys beyond a local layer's window too."""
-    from lib.attention import capture_head_steps
+    from lib.lessons.attention import capture_head_steps
 
     cap = run_capture(tiny_gemma, LONG)
     for layer in range(cap.n_layers):
@@ -219,7 +219,7 @@ def test_formula_steps_use_the_layer_window(tiny_gemma):
 
 
 def test_embedded_models_name_both_and_gemma_terms_ship_with_it():
-    from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS, GEMMA_MODEL, is_embedded, terms_path
+    from lib.model.models import DEFAULT_MODEL, EMBEDDED_MODELS, GEMMA_MODEL, is_embedded, terms_path
 
     assert list(EMBEDDED_MODELS)[0] == DEFAULT_MODEL and GEMMA_MODEL in EMBEDDED_MODELS
     assert "gemma" in GEMMA_MODEL and all(m.description for m in EMBEDDED_MODELS.values())
@@ -230,8 +230,8 @@ def test_embedded_models_name_both_and_gemma_terms_ship_with_it():
 
 def test_every_built_in_model_stays_resident_beside_one_hub_model(monkeypatch, tiny_llama, tiny_gemma, tiny_gpt2):
     import ui.cache as cache
-    from lib.budget_cache import ByteBudgetCache
-    from lib.models import DEFAULT_MODEL, GEMMA_MODEL
+    from lib.model.models import DEFAULT_MODEL, GEMMA_MODEL
+    from lib.serving.budget_cache import ByteBudgetCache
 
     monkeypatch.setattr(cache, "_models", {})
     monkeypatch.setattr(cache, "CAPTURES", ByteBudgetCache(10**9, lambda c: c.nbytes))
@@ -243,7 +243,7 @@ def test_every_built_in_model_stays_resident_beside_one_hub_model(monkeypatch, t
 
 
 def test_compare_reads_figures_from_the_models(tiny_gemma, tiny_llama):
-    from lib.compare import architecture
+    from lib.lessons.compare import architecture
 
     g, ll = architecture(tiny_gemma), architecture(tiny_llama)
     c = tiny_gemma.model.config
@@ -261,9 +261,9 @@ def test_gemma_quiz_answers_are_computed_by_the_lib(real_gemma):
     """The Gemma questions' answers equal what the lessons' own functions compute on the real model."""
     import math
 
-    from lib import arithmetic as A
-    from lib.embeddings import embed_scale
-    from lib.quiz import grade, load_bank
+    from lib.course.quiz import grade, load_bank
+    from lib.lessons.embeddings import embed_scale
+    from lib.model import arithmetic as A
 
     cfg, info = real_gemma.config, real_gemma.info
     banks = {lesson: {q.id: q for q in load_bank("en", lesson)} for lesson in ("kvcache", "numbers", "embeddings")}

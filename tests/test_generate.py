@@ -1,4 +1,4 @@
-"""lib/generate: greedy equals transformers' generate, the cache changes nothing, EOS, seeds, limits."""
+"""lib/lessons/generate: greedy equals transformers' generate, the cache changes nothing, EOS, seeds, limits."""
 
 import threading
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from lib.capture import EmptyTextError, hook_count, run_capture
-from lib.generate import eos_ids, generate, prompt_ids
-from lib.sampling import softmax
+from lib.lessons.generate import eos_ids, generate, prompt_ids
+from lib.lessons.sampling import softmax
+from lib.model.capture import EmptyTextError, hook_count, run_capture
 
 PROMPT = "The capital of France is"
 

@@ -13,8 +13,8 @@ import re
 
 import pytest
 
-from lib import i18n
-from lib.quiz import load_bank
+from lib.course import i18n
+from lib.course.quiz import load_bank
 
 GLOSSARY = json.loads((i18n.ASSETS / "glossary_it.json").read_text(encoding="utf-8"))["terms"]
 _PROTECTED = re.compile(r"`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|\{[A-Za-z_][A-Za-z0-9_]*\}", re.S)

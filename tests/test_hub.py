@@ -1,5 +1,5 @@
 """The real download path against a local stand-in of the hub (drivers/hub_standin.py): every family
-loads through lib.models.load_model, and every refusal happens where it should, with the request
+loads through lib.model.models.load_model, and every refusal happens where it should, with the request
 log as the witness. No internet is needed; huggingface_hub and transformers are not mocked.
 """
 
@@ -8,8 +8,8 @@ import time
 import pytest
 import torch
 
-from lib import hub as hub_lib
-from lib.models import ModelLoadError, load_model
+from lib.model import hub as hub_lib
+from lib.model.models import ModelLoadError, load_model
 from drivers.hub_standin import FAMILIES, OWNER, HubStandIn, Repo
 from tests.ci import skip_or_fail
 
@@ -110,7 +110,7 @@ def test_download_progress_reports_bytes_speed_and_time_left(hub):
 
 def test_server_gone_mid_download_is_interrupted(hub_server, byte_tokenizer, tmp_path, monkeypatch):
     """A hub that goes away in the middle of the weights: a clear code, not a traceback."""
-    from lib import hub as hub_lib
+    from lib.model import hub as hub_lib
 
     folder = hub_server.repos[f"{OWNER}/tiny-llama"].folder
     dying = HubStandIn([Repo(f"{OWNER}/dying", folder, die_after=40_000)])

@@ -1,4 +1,4 @@
-"""Tests for lib/i18n.py and for the consistency of the texts across languages."""
+"""Tests for lib/course/i18n.py and for the consistency of the texts across languages."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from lib import i18n
-from lib.i18n import (
+from lib.course import i18n
+from lib.course.i18n import (
     ASSETS,
     DEFAULT_LANG,
     LANGS,
@@ -152,7 +152,7 @@ def test_lesson_sections_match_across_languages(lesson_id: str) -> None:
 
 
 def test_every_quiz_bank_is_parallel() -> None:
-    from lib.quiz import check_parallel
+    from lib.course.quiz import check_parallel
 
     assert check_parallel("it", "en") == []  # same ids, kinds, answers and tolerances
 
@@ -183,7 +183,7 @@ def test_lesson_sections_state_the_same_figures_in_both_languages() -> None:
 
 
 def test_quiz_items_state_the_same_figures_in_both_languages() -> None:
-    from lib.quiz import load_bank
+    from lib.course.quiz import load_bank
 
     problems = []
     for lid in quiz_ids("en"):

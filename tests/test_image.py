@@ -28,7 +28,7 @@ import pytest
 
 from drivers.browser import CHROMIUM, CHROMIUM_ARGS, REPO, _free_port, goto, healthy, track
 from drivers.stclient import Learner
-from lib import i18n
+from lib.course import i18n
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""lib/kvcache: the formula against the bytes of real caches (live model and tiny GQA, sliding-window,
+"""lib/lessons/kvcache: the formula against the bytes of real caches (live model and tiny GQA, sliding-window,
 local/global and MLA models), the variants, the printed table, the calculator, timings and inputs."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM
 
-from lib.arithmetic import count_params, kv_cache_bytes, layer_kinds
-from lib.kvcache import (
+from lib.model.arithmetic import count_params, kv_cache_bytes, layer_kinds
+from lib.lessons.kvcache import (
     VARIANTS,
     Clamped,
     cache_variants,
@@ -25,7 +25,7 @@ from lib.kvcache import (
     time_prefill_decode,
     variant_config,
 )
-from lib.reference import MORE_MODELS, REFERENCE_MODELS, SEED_000_KV_TABLE
+from lib.lessons.reference import MORE_MODELS, REFERENCE_MODELS, SEED_000_KV_TABLE
 
 LLAMA8 = REFERENCE_MODELS["Llama-3 8B"]
 SMALL = dict(vocab_size=300, hidden_size=64, intermediate_size=96, num_hidden_layers=6, num_attention_heads=4,
@@ -187,7 +187,7 @@ def test_memory_bandwidth():
 
 
 def test_the_learners_text_is_repeated_and_the_bytes_do_not_care(tiny_llama):
-    from lib.kvcache import _ids, text_ids
+    from lib.lessons.kvcache import _ids, text_ids
 
     assert _ids(100, 5, 0, [7, 8]).tolist() == [[7, 8, 7, 8, 7]]
     assert text_ids(tiny_llama, "  \n", 10) == [] and len(text_ids(tiny_llama, "ciao " * 1000, 10)) == 10
@@ -202,8 +202,8 @@ def test_the_learners_text_is_repeated_and_the_bytes_do_not_care(tiny_llama):
 
 @pytest.mark.parametrize("lang,sep", [("en", "."), ("it", ",")])
 def test_figures_quoted_in_the_lesson_are_the_computed_ones(lang, sep):
-    from lib import arithmetic as A
-    from lib import i18n
+    from lib.course import i18n
+    from lib.model import arithmetic as A
 
     text = "\n".join(i18n.lesson(lang, "kvcache").values())
 
@@ -236,8 +236,8 @@ def test_figures_quoted_in_the_lesson_are_the_computed_ones(lang, sep):
 
 
 def test_numeric_quiz_answers_are_the_computed_ones():
-    from lib import arithmetic as A
-    from lib.quiz import load_bank
+    from lib.course.quiz import load_bank
+    from lib.model import arithmetic as A
 
     bank = {q.id: q for q in load_bank("en", "kvcache")}
     seventy = dict(LLAMA8, num_hidden_layers=80, num_attention_heads=64, num_key_value_heads=64, hidden_size=8192)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from lib.attention import capture_head_steps
-from lib.capture import run_capture
-from lib.kvcache import measure_cache
+from lib.lessons.attention import capture_head_steps
+from lib.lessons.kvcache import measure_cache
+from lib.model.capture import run_capture
 from drivers.hub_standin import family_configs
 
 PATTERNS = ["tiny-gemma3", "tiny-gemma3-local", "tiny-gemma3-global", "tiny-gemma3-one-base", "tiny-mistral",
@@ -22,7 +22,7 @@ LONG = "Il gatto dorme sul tappeto perché è stanco."  # 43 bytes: ten times th
 def models(byte_tokenizer):
     from transformers import AutoModelForCausalLM
 
-    from lib.models import wrap_model
+    from lib.model.models import wrap_model
 
     out = {}
     for name in PATTERNS:
@@ -74,7 +74,7 @@ def test_attention_equals_the_model_and_the_window_masks(models, name):
 
 @pytest.mark.parametrize("name", [n for n in PATTERNS if n.startswith("tiny-gemma3")])
 def test_each_layer_rotates_with_the_base_of_its_kind(models, name):
-    from lib import rope
+    from lib.lessons import rope
 
     lm = models[name]
     cap = run_capture(lm, LONG)
@@ -102,8 +102,8 @@ def test_a_wide_window_does_not_make_captures_huge(byte_tokenizer):
     """Twice the window, to show its mask, but never more than MAX_WINDOW_TOKENS (Mistral's 4,096)."""
     from transformers import AutoModelForCausalLM, MistralConfig
 
-    from lib.capture import DEFAULT_MAX_TOKENS, MAX_WINDOW_TOKENS, max_tokens_for
-    from lib.models import wrap_model
+    from lib.model.capture import DEFAULT_MAX_TOKENS, MAX_WINDOW_TOKENS, max_tokens_for
+    from lib.model.models import wrap_model
 
     for window, expected in ((4, DEFAULT_MAX_TOKENS), (512, 1024), (4096, MAX_WINDOW_TOKENS)):
         cfg = MistralConfig(vocab_size=257, hidden_size=32, intermediate_size=64, num_hidden_layers=1,

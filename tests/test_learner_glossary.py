@@ -1,11 +1,11 @@
-"""The learners' glossary (lib/learner_glossary.py) and its texts in both languages."""
+"""The learners' glossary (lib/course/learner_glossary.py) and its texts in both languages."""
 
 from __future__ import annotations
 
 import pytest
 
-from lib import i18n
-from lib.learner_glossary import INTRO, entries, folded, search
+from lib.course import i18n
+from lib.course.learner_glossary import INTRO, entries, folded, search
 from ui import nav
 
 

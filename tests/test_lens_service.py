@@ -1,5 +1,5 @@
-"""lib/lens_service.py: the lens of a text, submitted ahead or waited for, is the lens worked out
-here (lib/logit_lens.py), worked out once per key in the lens process or on the service's own
+"""lib/serving/lens_service.py: the lens of a text, submitted ahead or waited for, is the lens worked out
+here (lib/lessons/logit_lens.py), worked out once per key in the lens process or on the service's own
 low-priority threads; urgent lenses go first, a learner's newer text replaces their older one, and
 every failure is logged and reaches whoever waits.
 
@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 import torch
 
-from lib import lens_service
-from lib.capture import head_logits, run_capture
-from lib.lens_service import LensError, LensService, lens_check_diff, lens_request, thread_nice
-from lib.lens_worker import LensProcess, LensProcessError
-from lib.logit_lens import logit_lens
+from lib.lessons.logit_lens import logit_lens
+from lib.model.capture import head_logits, run_capture
+from lib.serving import lens_service
+from lib.serving.lens_service import LensError, LensService, lens_check_diff, lens_request, thread_nice
+from lib.serving.lens_worker import LensProcess, LensProcessError
 from tests.ci import skip_or_fail
 
 # Work runs at nice +10: on a machine the other test workers keep busy it may wait a long time for
@@ -38,7 +38,7 @@ def _until(condition, bound_s: float = BOUND_S) -> None:
 
 
 def _messages(caplog) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "lib.lens_service"]
+    return [r.getMessage() for r in caplog.records if r.name == "lib.serving.lens_service"]
 
 
 # --- the lens itself ------------------------------------------------------------------------------
@@ -89,7 +89,7 @@ def test_a_lens_process_that_fails_is_logged_once_and_the_lens_worked_out_here(m
 
     monkeypatch.setattr(lens_service, "logit_lens_elsewhere", refused)
     service = LensService(LensProcess(), keep=8).start()
-    with caplog.at_level("WARNING", logger="lib.lens_service"):
+    with caplog.at_level("WARNING", logger="lib.serving.lens_service"):
         for text in ("a b c d", "e f g h"):
             cap = run_capture(tiny_llama, text)
             lens, gap = service.result(text, lambda: lens_request("tiny_llama", tiny_llama, cap, 24))
@@ -101,13 +101,13 @@ def test_a_lens_process_that_fails_is_logged_once_and_the_lens_worked_out_here(m
 
 
 def test_a_lens_process_that_cannot_start_is_logged_and_the_lenses_worked_out_here(monkeypatch, caplog, tiny_llama):
-    from lib import lens_worker
+    from lib.serving import lens_worker
 
     def no_fork(*_, **__):
         raise OSError("no fork (test)")
 
     monkeypatch.setattr(lens_worker.subprocess, "Popen", no_fork)
-    with caplog.at_level("WARNING", logger="lib.lens_service"):
+    with caplog.at_level("WARNING", logger="lib.serving.lens_service"):
         service = LensService(LensProcess(), keep=8).start()
         cap = run_capture(tiny_llama, "i j k l")
         lens, gap = service.result("ijkl", lambda: lens_request("tiny_llama", tiny_llama, cap, 24))
@@ -174,7 +174,7 @@ def _blocker(service: LensService, key="hold", urgent=False):
 def test_results_come_back_and_failures_are_logged_raised_and_not_kept(caplog):
     service = _Service(None, keep=4, threads=2).start()
     assert service.result("sum", _task(lambda: sum([1, 2, 3]))) == 6
-    with caplog.at_level("WARNING", logger="lib.lens_service"):
+    with caplog.at_level("WARNING", logger="lib.serving.lens_service"):
         with pytest.raises(LensError, match="ZeroDivisionError") as failed:
             service.result("bad", _task(lambda: 1 / 0))
     assert isinstance(failed.value.__cause__, ZeroDivisionError)
@@ -291,7 +291,7 @@ def test_a_lens_running_ahead_is_raised_once_when_someone_waits_for_it(caplog, f
     service.submit("running", lambda: _Task(running))
     assert started.wait(BOUND_S)
     got = []
-    with caplog.at_level("WARNING", logger="lib.lens_service"):
+    with caplog.at_level("WARNING", logger="lib.serving.lens_service"):
         waiters = [threading.Thread(target=lambda: got.append(service.result("running", pytest.fail)))
                    for _ in range(2)]
         for waiter in waiters:

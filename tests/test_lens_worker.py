@@ -1,5 +1,5 @@
-"""lib/lens_worker.py: the logit lens worked out in a process of its own, in Linux's idle class, is
-the lens worked out in the server (lib/logit_lens.py), and a process that dies is replaced."""
+"""lib/serving/lens_worker.py: the logit lens worked out in a process of its own, in Linux's idle class, is
+the lens worked out in the server (lib/lessons/logit_lens.py), and a process that dies is replaced."""
 
 import os
 
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from lib.capture import run_capture
-from lib.lens_worker import LensProcess, LensProcessError, lens_tables, scheduling
-from lib.logit_lens import lens_positions, logit_lens, logit_lens_elsewhere
+from lib.lessons.logit_lens import lens_positions, logit_lens, logit_lens_elsewhere
+from lib.model.capture import run_capture
+from lib.serving.lens_worker import LensProcess, LensProcessError, lens_tables, scheduling
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="Linux's /proc is read")
 
@@ -71,7 +71,7 @@ def turns(monkeypatch):
     import threading
     import types
 
-    from lib import lens_worker
+    from lib.serving import lens_worker
 
     calls, order, gate = [], [], threading.Event()
     monkeypatch.setattr(lens_worker, "set_idle", lambda pid: calls.append("idle") or True)
@@ -145,7 +145,7 @@ def test_a_lens_started_ahead_that_someone_comes_to_wait_for_is_never_put_back_i
 def test_where_a_lens_could_not_be_raised_the_process_never_enters_the_idle_class(monkeypatch, tiny_llama):
     """Without the right to raise a process (no CAP_SYS_NICE, RLIMIT_NICE under +10), a learner
     could wait on a lens starved in the idle class: the process runs at nice +10 instead."""
-    from lib import lens_worker
+    from lib.serving import lens_worker
 
     monkeypatch.setattr(lens_worker, "raise_allowed", lambda: False)
     proc = LensProcess()
@@ -211,7 +211,7 @@ def test_an_unembedding_that_is_not_linear_stays_in_the_server(process, tiny_lla
 
 
 def test_an_unembedding_too_big_to_copy_stays_in_the_server(process, tiny_llama, monkeypatch):
-    from lib import logit_lens as ll
+    from lib.lessons import logit_lens as ll
 
     monkeypatch.setattr(ll, "MAX_UNEMBEDDING_MB", tiny_llama.model.lm_head.weight.numel() * 4 / 2**20 / 2)
     with pytest.raises(LensProcessError, match="not copied"):

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 
-from lib import i18n
+from lib.course import i18n
 from tests.apptest import chart, chart_keys, plotly_array, start
 
 

@@ -1,9 +1,9 @@
-"""lib/log.py: one handler on the app's packages, one line per failure with its cause."""
+"""lib/serving/log.py: one handler on the app's packages, one line per failure with its cause."""
 
 import io
 import logging
 
-from lib import log
+from lib.serving import log
 
 
 def test_configure_gives_lib_and_ui_one_handler_however_often_it_runs(monkeypatch):
@@ -14,11 +14,11 @@ def test_configure_gives_lib_and_ui_one_handler_however_often_it_runs(monkeypatc
     log.configure(stream=stream)  # app.py runs once per rerun
     assert [len(logging.getLogger(name).handlers) for name in log.PACKAGES] == [1, 1]
     logging.getLogger("ui.core").warning("the lens failed: %s", "OSError: no")
-    logging.getLogger("lib.classroom").info("a class started")
+    logging.getLogger("lib.classroom.classroom").info("a class started")
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2
     assert lines[0].endswith(" WARNING ui.core: the lens failed: OSError: no")
-    assert lines[1].endswith(" INFO lib.classroom: a class started")
+    assert lines[1].endswith(" INFO lib.classroom.classroom: a class started")
 
 
 def test_a_cause_is_one_line_with_its_type():

@@ -1,4 +1,4 @@
-"""lib/logit_lens.py: the lens at the last layer is the model; other layers match a direct
+"""lib/lessons/logit_lens.py: the lens at the last layer is the model; other layers match a direct
 projection through the model's own final norm and unembedding; chunking changes nothing."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from lib.capture import run_capture
-from lib.logit_lens import Lens, lens_logits, lens_positions, logit_lens
+from lib.lessons.logit_lens import Lens, lens_logits, lens_positions, logit_lens
+from lib.model.capture import run_capture
 
 TEXT = "The capital of France is Paris, and the capital of Italy is"
 

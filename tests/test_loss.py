@@ -1,4 +1,4 @@
-"""lib/loss: hand-made logits, torch's cross-entropy, and the model's own loss as oracles."""
+"""lib/lessons/loss: hand-made logits, torch's cross-entropy, and the model's own loss as oracles."""
 
 import math
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from lib.capture import run_capture
-from lib.loss import bits, bits_saved, perplexity, text_loss
+from lib.lessons.loss import bits, bits_saved, perplexity, text_loss
+from lib.model.capture import run_capture
 
 
 def test_uniform_logits_give_ln_v_and_perplexity_v():

@@ -16,9 +16,9 @@ import urllib.parse
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lib import i18n
-from lib.adapters import ADAPTERS
-from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS, GEMMA_MODEL
+from lib.course import i18n
+from lib.model.adapters import ADAPTERS
+from lib.model.models import DEFAULT_MODEL, EMBEDDED_MODELS, GEMMA_MODEL
 from tests.apptest import TIMEOUT
 from tests.renders import PAGES, TEXT, Render, walk
 
@@ -119,7 +119,7 @@ def test_kv_bytes_per_token_in_the_prose_equal_the_metric(renders, lang, model):
 @pytest.mark.parametrize("model", BUILT_IN, ids=lambda m: EMBEDDED_MODELS[m].slug.split("-")[0])
 def test_a_share_link_opens_the_same_built_in_model(model):
     """The link the share dialog builds for a built-in model, opened in a new session, loads it."""
-    from lib import share_link as sl
+    from lib.learner import share_link as sl
 
     query, _ = sl.build("en", None if model == DEFAULT_MODEL else model, "Hi", {}, {})
     assert urllib.parse.parse_qs(urllib.parse.urlencode(query))  # a real query string
@@ -145,7 +145,7 @@ def test_every_adapter_value_has_a_label(lang):
 @pytest.mark.parametrize("model", BUILT_IN, ids=lambda m: EMBEDDED_MODELS[m].slug.split("-")[0])
 def test_a_model_with_terms_of_use_offers_them_offline(renders, lang, model):
     """The sidebar offers the terms file shipped in the model's package exactly when there is one."""
-    from lib.models import terms_path
+    from lib.model.models import terms_path
 
     label = i18n.fill(i18n.label(lang, "sidebar.terms"), name=EMBEDDED_MODELS[model].label)
     for page in PAGES:

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from lib import models
-from lib.models import DEFAULT_MODEL, ModelLoadError, load_model, validate_model_id
+from lib.model import models
+from lib.model.models import DEFAULT_MODEL, ModelLoadError, load_model, validate_model_id
 
 
 @pytest.mark.parametrize("name", ["gpt2", "distilgpt2", "HuggingFaceTB/SmolLM2-135M-Instruct",

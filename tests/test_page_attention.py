@@ -11,13 +11,13 @@ import re
 import numpy as np
 import pytest
 
-from lib import attention as att
-from lib import i18n
-from lib.bertviz_view import as_document, head_view_html
-from lib.capture import run_capture
-from lib.quiz import load_bank
+from lib.course import i18n
+from lib.course.quiz import load_bank
+from lib.lessons import attention as att
+from lib.lessons.bertviz_view import as_document, head_view_html
+from lib.model.capture import run_capture
 from ui import attention_view as view
-from lib.payload import unpack_u16
+from lib.serving.payload import unpack_u16
 from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model, chart_keys, view_data
 
 PAGE = "pages/05_attention.py"
@@ -44,7 +44,7 @@ def check_steps_against_lib(at, real, cap, layer: int) -> None:
     """The three sections' data for `layer`, every head, against lib on a fresh capture: the
     formula's matrices (cut to what the tables show), the model's check, the heads put together,
     the weights without the mask, flash attention's scores and its tiled runs."""
-    from lib.payload import unpack_f32
+    from lib.serving.payload import unpack_f32
 
     formula, masked, flash = (steps(at, p) for p in ("formula", "mask", "flash"))
     scale = att.module_scale(real, layer)
@@ -329,7 +329,7 @@ def test_bertviz_opens_on_demand_and_builds_only_the_open_view(real, example):
     def same(html: str) -> str:  # bertviz names its element with a fresh random id each time
         return re.sub(r"bertviz-[0-9a-f]{32}", "bertviz-ID", html)
 
-    # bertviz's page, as a whole document in the course's language and named (lib.bertviz_view.as_document)
+    # bertviz's page, as a whole document in the course's language and named (lib.lessons.bertviz_view.as_document)
     assert same(head_view.proto.srcdoc) == same(as_document(expected.html, "en", labels["attention.bertviz.head_tab"]))
     assert any(c.value.startswith(prefix(i18n.fill(labels["attention.bertviz.head_cap"], layer=str(layer))))
                for c in at.caption)

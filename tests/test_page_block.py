@@ -12,11 +12,11 @@ import re
 import numpy as np
 import pytest
 
-from lib import i18n
-from lib.capture import DEFAULT_MAX_TOKENS, run_capture
-from lib.logit_lens import lens_positions
-from lib.quiz import load_bank
-from lib.payload import unpack_ints, unpack_u16
+from lib.course import i18n
+from lib.course.quiz import load_bank
+from lib.lessons.logit_lens import lens_positions
+from lib.model.capture import DEFAULT_MAX_TOKENS, run_capture
+from lib.serving.payload import unpack_ints, unpack_u16
 from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model, view_data
 from ui import block_view as view, lens_service
 from ui.cache import get_capture
@@ -114,8 +114,8 @@ def test_view_widgets_never_run_the_model(monkeypatch):
     at = start("en", PAGE)
     import ui.block_view
     import ui.cache
-    from lib import block
-    from lib import lens_service as service
+    from lib.lessons import block
+    from lib.serving import lens_service as service
 
     def forbidden(*args, **kwargs):
         raise AssertionError("a view widget re-ran the model or the lens")
@@ -251,10 +251,10 @@ def test_the_lens_is_submitted_by_the_block_lesson_and_by_no_other():
 
 
 def test_the_lens_of_the_built_in_model_is_worked_out_in_the_lens_process_and_is_the_lens_here(real):
-    """The built-in model's lens has its products worked out in the lens process (lib/lens_worker.py):
+    """The built-in model's lens has its products worked out in the lens process (lib/serving/lens_worker.py):
     submitted ahead (idle class) or waited for (nice +10), the same lens as worked out here."""
-    from lib.logit_lens import logit_lens
-    from lib.models import DEFAULT_MODEL
+    from lib.lessons.logit_lens import logit_lens
+    from lib.model.models import DEFAULT_MODEL
 
     lens_service.start()
     for words in ("A lens submitted ahead, then waited for.", "A lens waited for at once."):
@@ -271,7 +271,7 @@ def test_the_lens_of_the_built_in_model_is_worked_out_in_the_lens_process_and_is
 
 
 def test_a_lens_that_cannot_be_worked_out_is_a_notice_not_a_traceback(monkeypatch):
-    from lib import lens_service as service
+    from lib.serving import lens_service as service
 
     def broken(*_, **__):
         raise MemoryError("no room for the logits (test)")

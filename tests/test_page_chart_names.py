@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from lib import i18n
-from lib.models import DEFAULT_MODEL
+from lib.course import i18n
+from lib.model.models import DEFAULT_MODEL
 from tests.renders import walk
 
 # The sampling lesson's charts are drawn by its browser view, named there (role figure, aria-label:

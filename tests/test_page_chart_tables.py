@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from tests.apptest import chart, plotly_array, start
 
 

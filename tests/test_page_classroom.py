@@ -8,9 +8,9 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lib import i18n
-from lib.classroom import MAX_PSEUDONYM, ClassStore
-from lib.quiz import load_bank
+from lib.classroom.classroom import MAX_PSEUDONYM, ClassStore
+from lib.course import i18n
+from lib.course.quiz import load_bank
 from tests.apptest import TIMEOUT, page_text
 
 
@@ -280,7 +280,7 @@ def test_an_unreachable_database_is_said_and_nothing_raises(tmp_path, monkeypatc
 def test_answers_given_while_the_database_is_down_are_said_kept_and_sent_later(store, monkeypatch):
     """The database stops answering mid-lesson: the verdict still comes, the sidebar says at once
     that the class does not receive the answers, and they reach the class once it answers again."""
-    from lib import classroom as C
+    from lib.classroom import classroom as C
 
     labels = i18n.ui("en")
     created = store.create_class()

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 import torch
 
-from lib import embeddings as emb
-from lib import i18n
-from lib.capture import run_capture
-from lib.payload import unpack_u16
+from lib.course import i18n
+from lib.lessons import embeddings as emb
+from lib.model.capture import run_capture
+from lib.serving.payload import unpack_u16
 from tests.apptest import page_text, start, find_chart as chart, plotly_array, view_data
 
 PAGE = "pages/03_embeddings.py"
@@ -193,7 +193,7 @@ def test_context_and_sentences_bad_input_and_every_depth_sent_once(lang, monkeyp
 
 
 def test_lesson_runs_on_a_gpt2_family_model(tiny_gpt2, monkeypatch):
-    from lib import models
+    from lib.model import models
 
     name = "tests/tiny-gpt2"
     monkeypatch.setattr(models, "_load_hub", lambda n, progress: tiny_gpt2 if n == name else None)

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from lib import i18n
-from lib.learner_glossary import entries, folded
+from lib.course import i18n
+from lib.course.learner_glossary import entries, folded
 from tests.apptest import page_text, start
 
 PAGE = "pages/97_glossary.py"

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from tests.apptest import start
 from drivers.hub_standin import FAMILIES, OWNER, HubStandIn, Repo
 
@@ -65,7 +65,7 @@ def test_a_refused_hub_model_keeps_the_current_one(hub, lang, repo, code):
 
 def test_the_hub_going_away_mid_download_keeps_the_previous_model(hub, monkeypatch):
     """A hub model in use, then another whose download breaks: a message, and the first one stays."""
-    from lib import hub as hub_lib
+    from lib.model import hub as hub_lib
 
     at = _load(start("en"), f"{OWNER}/tiny-llama")
     assert at.session_state["app.model"] == f"{OWNER}/tiny-llama"

@@ -1,5 +1,5 @@
 """AppTest for the KV-cache lesson in both languages: real content from the live model, what the
-calculator's browser view is sent (each model as lib.kvcache.spec; the view's arithmetic is held to
+calculator's browser view is sent (each model as lib.lessons.kvcache.spec; the view's arithmetic is held to
 lib by tests/js/kvcache.test.js), a link's absurd numbers, pasted configs, bad texts, the timing run
 on a GPT-2 model."""
 
@@ -9,11 +9,11 @@ import json
 
 import pytest
 
-from lib import i18n
-from lib import kvcache as K
-from lib.arithmetic import count_params, kv_cache_bytes
-from lib.quiz import format_number, load_bank
-from lib.reference import MORE_MODELS
+from lib.course import i18n
+from lib.course.quiz import format_number, load_bank
+from lib.lessons import kvcache as K
+from lib.lessons.reference import MORE_MODELS
+from lib.model.arithmetic import count_params, kv_cache_bytes
 from tests.apptest import chart_keys, page_text, start, view_data
 from ui import kvcache_view as V
 
@@ -67,7 +67,7 @@ def test_lesson_runs_on_the_live_model(lang, real):
 
 
 def test_the_view_is_sent_a_few_kilobytes_that_price_every_preset():
-    """The calculator's data is each model as lib.kvcache.spec, not tables: any typed context is
+    """The calculator's data is each model as lib.lessons.kvcache.spec, not tables: any typed context is
     answered, and the whole lesson's views take some 16 KB."""
     at = start("en", PAGE)
     sizes = {k: len(json.dumps(view_data(at, f"kvcache.{k}"))) for k in
@@ -142,7 +142,7 @@ def test_bad_text_gets_a_message_not_a_traceback(lang, text, expect):
 
 def test_gpt2_family_model_and_the_timing_run(tiny_gpt2, monkeypatch):
     """A GPT-2 model (no GQA, learned positions) loaded through the hub path; then the stopwatch."""
-    from lib import models
+    from lib.model import models
 
     name = "tests/tiny-gpt2"
     monkeypatch.setattr(models, "_load_hub", lambda n, progress: tiny_gpt2 if n == name else None)

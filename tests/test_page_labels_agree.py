@@ -3,7 +3,7 @@ beside its one example row, the sampling lesson's top token after the learner's 
 
 from __future__ import annotations
 
-from lib import i18n
+from lib.course import i18n
 from tests.apptest import start, view_data
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from tests.apptest import start
 
 pytestmark = pytest.mark.slow

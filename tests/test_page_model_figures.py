@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from lib import i18n
-from lib.quiz import load_bank
+from lib.course import i18n
+from lib.course.quiz import load_bank
 from tests.apptest import page_text, start, switch_model
 from ui.nav import LESSONS
 

@@ -2,7 +2,7 @@
 
 The shuffle and learned-table figures are read back from the page (the plotly JSON Streamlit
 sends); the browser view's parts are checked by what they are sent (tests.apptest.view_data),
-against lib.rope and the model's own tensors, so a test fails if the page shows the wrong numbers.
+against lib.lessons.rope and the model's own tensors, so a test fails if the page shows the wrong numbers.
 What the view does with it is held to lib by tests/js/position.test.js.
 """
 
@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from lib import i18n, rope
-from lib.capture import run_capture
-from lib.payload import unpack_u16
+from lib.course import i18n
+from lib.lessons import rope
+from lib.model.capture import run_capture
+from lib.serving.payload import unpack_u16
 from tests.apptest import page_text, start, chart, plotly_array, label_prefix as prefix, switch_model, chart_keys, view_data
 
 PAGE = "pages/04_position.py"
@@ -79,7 +80,7 @@ def test_page_runs_in_both_languages_with_the_live_model(lang, real):
 
 
 def test_the_live_part_is_the_models_own_queries_and_keys(real):
-    """Oracle: the view's vectors turned by the θ_i it is sent (lib.rope.apply_rope, the same rotation
+    """Oracle: the view's vectors turned by the θ_i it is sent (lib.lessons.rope.apply_rope, the same rotation
     as the view's) are the model's own rotated queries and keys; the scores by distance are lib's."""
     text = "The quick brown fox jumps over the lazy dog, and the dog sleeps."
     at = start("en", PAGE, text=text)
@@ -104,7 +105,7 @@ def test_the_live_part_is_the_models_own_queries_and_keys(real):
 def test_gemmas_windowed_and_global_layers_turn_with_their_own_base(real_gemma):
     """Gemma 3 has two RoPE bases: the view gets the layer's own θ_i (its rotary module's), and
     turning the sent vectors by them gives the model's own queries on both kinds of layer."""
-    from lib.models import GEMMA_MODEL
+    from lib.model.models import GEMMA_MODEL
 
     text = "The cat sat on the mat because it was tired."
     at = start("en", text=text)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from lib import i18n
-from lib.quiz import load_bank
+from lib.course import i18n
+from lib.course.quiz import load_bank
 from tests.apptest import start
 
 

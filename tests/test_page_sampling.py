@@ -2,7 +2,7 @@
 sliders that never run the model, a generation equal to transformers' greedy one, bad input,
 an interrupted generation, and the GPT-2 family.
 
-Figures are read back from the plotly JSON Streamlit sends and compared with lib.sampling on a
+Figures are read back from the plotly JSON Streamlit sends and compared with lib.lessons.sampling on a
 fresh capture, so a test fails if the page shows the wrong numbers.
 """
 
@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 import torch
 
-from lib import i18n
-from lib.capture import run_capture
-from lib.generate import generate
-from lib.quiz import format_number
-from lib.payload import unpack_u16
-from lib.sampling import filter_steps, logit_cost
-from lib.tokens import readable_tokens
+from lib.course import i18n
+from lib.course.quiz import format_number
+from lib.lessons.generate import generate
+from lib.lessons.sampling import filter_steps, logit_cost
+from lib.model.capture import run_capture
+from lib.model.tokens import readable_tokens
+from lib.serving.payload import unpack_u16
 from tests.apptest import page_text, start, chart, label_prefix as prefix, view_data
 
 PAGE = "pages/07_sampling.py"
@@ -203,7 +203,7 @@ def test_an_interrupted_generation_shows_what_was_written(monkeypatch):
 
 
 def test_gpt2_family_model(tiny_gpt2, monkeypatch):
-    from lib import models
+    from lib.model import models
 
     name = "tests/tiny-gpt2"
     monkeypatch.setattr(models, "_load_hub", lambda n, progress: tiny_gpt2 if n == name else None)

@@ -14,10 +14,11 @@ import re
 import numpy as np
 import pytest
 
-from lib import i18n, rope
-from lib.bertviz_view import SIZE_TOKENS, weights_bytes
-from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS, GEMMA_MODEL
-from lib.quiz import format_number, load_bank
+from lib.course import i18n
+from lib.course.quiz import format_number, load_bank
+from lib.lessons import rope
+from lib.lessons.bertviz_view import SIZE_TOKENS, weights_bytes
+from lib.model.models import DEFAULT_MODEL, EMBEDDED_MODELS, GEMMA_MODEL
 from tests.renders import TEXT, walk
 
 MODELS = (DEFAULT_MODEL, GEMMA_MODEL)
@@ -71,7 +72,7 @@ def test_bertviz_size_is_this_models(lang, model):
 
 def test_bertviz_size_estimate_is_the_real_pages_weight():
     """The estimate of a whole model view against the page bertviz really builds (3 layers)."""
-    from lib.bertviz_view import model_view_html
+    from lib.lessons.bertviz_view import model_view_html
 
     layers, heads, t = 3, 4, SIZE_TOKENS
     rows = np.tril(np.ones((t, t))) / np.arange(1, t + 1)[:, None]
@@ -82,7 +83,7 @@ def test_bertviz_size_estimate_is_the_real_pages_weight():
 @pytest.mark.parametrize("lang", i18n.LANGS)
 def test_attention_cost_prints_the_formula_it_shows(lang):
     """4·n²·d·L is what the text says the products cost, with the window told apart."""
-    from lib.attention import attention_flops
+    from lib.lessons.attention import attention_flops
 
     info = _info(GEMMA_MODEL)
     prose = _page(lang, GEMMA_MODEL, "pages/05_attention.py").prose
@@ -166,7 +167,7 @@ def test_every_cache_format_is_defined_where_it_is_offered(lang):
     or the labels of the lesson's browser view)."""
     import json
 
-    from lib.arithmetic import CACHE_DTYPES, WEIGHT_DTYPES
+    from lib.model.arithmetic import CACHE_DTYPES, WEIGHT_DTYPES
     from tests.apptest import start
 
     labels = i18n.ui(lang)

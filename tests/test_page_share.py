@@ -9,8 +9,8 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lib import i18n
-from lib import share_link as sl
+from lib.course import i18n
+from lib.learner import share_link as sl
 from tests.apptest import TIMEOUT, chart, label_prefix, page_text, start, chart_configs, view_data
 from ui import nav
 from ui.share import IN_BROWSER, SHARED
@@ -159,8 +159,8 @@ def test_a_bad_progress_file_is_refused_with_a_notice(data):
 
 
 def test_a_progress_file_loads_back_with_its_verdicts():
-    from lib import progress_code as pc
-    from lib.quiz import load_bank
+    from lib.course.quiz import load_bank
+    from lib.learner import progress_code as pc
 
     q = next(x for x in load_bank("en", "numbers") if x.id == "live_d_head")
     p = pc.empty()

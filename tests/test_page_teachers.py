@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lib import i18n
+from lib.course import i18n
 from tests.apptest import TIMEOUT, page_text, start
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lib import bpe, i18n
-from lib.payload import unpack_ints
-from lib.quiz import format_number, load_bank
-from lib.tokens import show_bytes
+from lib.course import i18n
+from lib.course.quiz import format_number, load_bank
+from lib.lessons import bpe
+from lib.model.tokens import show_bytes
+from lib.serving.payload import unpack_ints
 from tests.apptest import page_text, start, chart_keys, view_data
 
 PAGE = "pages/02_tokenization.py"
@@ -212,7 +213,7 @@ def _load(at, name):
 
 
 def test_gpt2_family_model_with_a_byte_tokenizer(tiny_gpt2, monkeypatch):
-    from lib import models
+    from lib.model import models
 
     name = "tests/tiny-gpt2"
     monkeypatch.setattr(models, "_load_hub", lambda n, progress: tiny_gpt2 if n == name else None)
@@ -228,7 +229,7 @@ def test_a_tokenizer_that_is_not_byte_level_bpe_gets_a_message(tiny_gpt2, monkey
     from tokenizers import Tokenizer, models as tk_models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    from lib import models
+    from lib.model import models
 
     vocab = {"[UNK]": 0, **{w: i + 1 for i, w in enumerate("the cat sat on mat because it was tired .".split())}}
     wordpiece = Tokenizer(tk_models.WordPiece(vocab, unk_token="[UNK]"))

@@ -6,9 +6,9 @@ st.cache_resource). Paths resolve against this file.
 
 import pytest
 
-from lib import i18n
-from lib.models import DEFAULT_MODEL
-from lib.quiz import load_bank
+from lib.course import i18n
+from lib.course.quiz import load_bank
+from lib.model.models import DEFAULT_MODEL
 from tests.apptest import chart_keys, check_answer, page_text, start
 from tests.renders import TEXT, walk
 
@@ -135,8 +135,8 @@ def test_final_quiz_scores_and_reviews_mistakes(lang):
 
 @pytest.mark.parametrize("fixture,expect_row", [("tiny_gpt2", "arch.learned"), ("tiny_llama", "arch.rope")])
 def test_lesson_runs_on_other_architectures(fixture, expect_row, request, monkeypatch):
-    """A Hugging Face id loads through lib.models._load_hub; here it hands back a tiny model."""
-    from lib import models
+    """A Hugging Face id loads through lib.model.models._load_hub; here it hands back a tiny model."""
+    from lib.model import models
 
     tiny = request.getfixturevalue(fixture)
     name = f"tests/{fixture.replace('_', '-')}"

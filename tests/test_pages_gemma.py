@@ -6,8 +6,8 @@ The real Gemma is loaded once (tests/conftest.py's set-up installs it; ui.cache 
 
 import pytest
 
-from lib import i18n
-from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS, GEMMA_MODEL
+from lib.course import i18n
+from lib.model.models import DEFAULT_MODEL, EMBEDDED_MODELS, GEMMA_MODEL
 from tests.apptest import chart_keys, find_chart, page_text, start
 from tests.renders import PAGES, TEXT, walk
 

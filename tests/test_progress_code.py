@@ -1,4 +1,4 @@
-"""lib.progress_code: progress checked, merged, and round-tripped through a code and a file."""
+"""lib.learner.progress_code: progress checked, merged, and round-tripped through a code and a file."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import zlib
 
 import pytest
 
-from lib import progress_code as pc
-from lib.quiz import load_bank, record
+from lib.course.quiz import load_bank, record
+from lib.learner import progress_code as pc
 
 
 def _progress() -> dict:

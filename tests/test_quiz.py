@@ -1,4 +1,4 @@
-"""Tests for lib/quiz.py: number parsing, grading, scores, the final quiz, bank checks."""
+"""Tests for lib/course/quiz.py: number parsing, grading, scores, the final quiz, bank checks."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lib import quiz
-from lib.quiz import (
+from lib.course import quiz
+from lib.course.quiz import (
     Question,
     Score,
     check_parallel,
@@ -242,7 +242,7 @@ def test_draw_final_never_draws_two_of_a_group() -> None:
 
 @pytest.mark.parametrize("lang", ["it", "en"])
 def test_final_quiz_of_the_course_asks_each_fact_once(lang: str) -> None:
-    from lib.i18n import quiz_ids
+    from lib.course.i18n import quiz_ids
 
     banks = {lid: load_bank(lang, lid) for lid in quiz_ids(lang)}
     every_key = {question_key(q) for b in banks.values() for q in b}

@@ -1,12 +1,12 @@
-"""lib/rope.py: oracles (transformers' own RoPE, the live model's capture), textbook cases, invariants."""
+"""lib/lessons/rope.py: oracles (transformers' own RoPE, the live model's capture), textbook cases, invariants."""
 
 import numpy as np
 import pytest
 import torch
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
-from lib import rope
-from lib.capture import run_capture
+from lib.lessons import rope
+from lib.model.capture import run_capture
 
 TEXT = "Il cane morde l'uomo, poi l'uomo morde il cane: l'ordine cambia tutto."
 

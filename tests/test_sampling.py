@@ -1,4 +1,4 @@
-"""lib/sampling: oracle against transformers' logits warpers, greedy, invariants, seeded draws, cost."""
+"""lib/lessons/sampling: oracle against transformers' logits warpers, greedy, invariants, seeded draws, cost."""
 
 import math
 
@@ -7,9 +7,9 @@ import pytest
 import torch
 from transformers import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
-from lib.arithmetic import count_params
-from lib.reference import REFERENCE_MODELS
-from lib.sampling import entropy, filter_probs, filter_steps, logit_cost, make_rng, sample, softmax
+from lib.lessons.reference import REFERENCE_MODELS
+from lib.lessons.sampling import entropy, filter_probs, filter_steps, logit_cost, make_rng, sample, softmax
+from lib.model.arithmetic import count_params
 
 
 def hf_probs(logits: np.ndarray, temperature: float, top_k, top_p) -> np.ndarray:

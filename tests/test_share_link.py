@@ -1,4 +1,4 @@
-"""lib.share_link: links to a view round-trip, long texts stop at the limit, bad input never raises."""
+"""lib.learner.share_link: links to a view round-trip, long texts stop at the limit, bad input never raises."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import zlib
 
 import pytest
 
-from lib import share_link as sl
-from lib.share_link import Param
+from lib.learner import share_link as sl
+from lib.learner.share_link import Param
 
 SPEC = {"layer": Param("attention.layer", "int"), "temp": Param("sampling.temperature", "float"),
         "on": Param("embeddings.pca_add", "bool"), "word": Param("embeddings.query", "str"),
@@ -99,7 +99,7 @@ def test_value_round_trip(kind, value):
 @pytest.mark.parametrize("model", ["embedded:SmolLM2-135M-Instruct", "embedded:gemma-3-270m"])
 def test_every_built_in_model_round_trips(model):
     """A link built for a built-in model opens that model again, with no notice."""
-    from lib.models import EMBEDDED_MODELS
+    from lib.model.models import EMBEDDED_MODELS
 
     assert model in EMBEDDED_MODELS
     query, _ = sl.build("en", model, "Hi", {}, {})

@@ -183,7 +183,7 @@ def test_a_learner_reconnects_after_the_server_stops_and_keeps_the_class(tmp_pat
     import json
     from concurrent.futures import ThreadPoolExecutor
 
-    from lib.classroom import ClassStore
+    from lib.classroom.classroom import ClassStore
     from drivers.browser import _free_port
     from drivers.stclient import Learner
 

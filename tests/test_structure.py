@@ -36,6 +36,16 @@ def test_lib_never_imports_the_ui_or_pages():
     assert offenders == []
 
 
+def test_lib_holds_packages_only():
+    """lib/ is a few packages, each saying in its docstring what lives there; no module sits loose."""
+    loose = [p.name for p in (ROOT / "lib").glob("*.py") if p.name != "__init__.py"]
+    assert loose == []
+    packages = sorted(p.parent.name for p in (ROOT / "lib").glob("*/__init__.py"))
+    assert packages == sorted(p.name for p in (ROOT / "lib").iterdir() if p.is_dir() and p.name != "__pycache__")
+    for name in packages:
+        assert ast.get_docstring(ast.parse((ROOT / "lib" / name / "__init__.py").read_text(encoding="utf-8"))), name
+
+
 def test_pages_are_thin():
     for page in (ROOT / "pages").glob("*.py"):
         assert len(page.read_text(encoding="utf-8").splitlines()) <= 150, page.name
@@ -44,7 +54,7 @@ def test_pages_are_thin():
 def test_every_label_used_in_code_exists_in_both_languages():
     import re
 
-    from lib import i18n
+    from lib.course import i18n
 
     labels = {lang: i18n.ui(lang) for lang in ("it", "en")}
     assert labels["it"].keys() == labels["en"].keys()
@@ -260,7 +270,7 @@ def _silent_handlers() -> dict[str, int]:
 
 
 def test_no_broad_handler_swallows_its_error_silently():
-    """`except Exception:` (or bare, or BaseException) in lib/ and ui/ re-raises, logs (lib/log.py's
+    """`except Exception:` (or bare, or BaseException) in lib/ and ui/ re-raises, logs (lib/serving/log.py's
     `failure`) or hands the error on; a specific error type may be caught quietly."""
     assert {f: n for f, n in _silent_handlers().items() if f not in KNOWN_SILENT} == {}
 
@@ -278,7 +288,9 @@ def test_the_silent_handler_finder_finds_one():
 
 # --- the lessons' algorithms know nothing of the class store ---------------------------------------
 
-CLASS_STORE = ("lib.classroom", "lib.classroom_schema", "lib.classroom_input", "lib.class_board", "lib.class_links")
+# The class store is the package lib/classroom (the store, its schema and input rules, the board, the
+# links and the teacher's planning); every other package of lib/ works without it.
+CLASS_STORE = ("lib.classroom",)
 
 
 def _in_store(module: str) -> bool:
@@ -286,9 +298,11 @@ def _in_store(module: str) -> bool:
 
 
 def test_lesson_algorithms_never_import_the_class_store():
-    """No module of lib/ outside the class store reaches it, directly or through another module:
-    the lessons' algorithms (and the model, the learner's own data) work without any database."""
+    """No module of lib/ outside lib/classroom reaches it, directly or through another module:
+    the lessons' algorithms (and the model, the course's texts, the learner's own data, the serving
+    machinery) work without any database."""
     known = _house_modules()
+    assert any(_in_store(m) for m in known if m != "lib.classroom") and not _in_store("lib.lessons.attention")
     graph = {name: _imported_modules(name, path, known) for name, path in known.items()}
     offenders = []
     for name in sorted(known):
@@ -316,24 +330,25 @@ LONG = re.compile(r"#\s*long:\s*\S")
 # the line its docstring ends). An entry whose module or function is back under the limit is taken
 # off (`_long_ones()[2]` lists what is over now).
 LONG_MODULES = {
-    "lib/arithmetic.py": "one table of formulas on a config (30 small functions, each with its worked "
-                         "example); split, the formulas a page combines would sit in several files",
-    "lib/attention.py": "one head recomputed step by step plus what surrounds it (scaling, GQA, mask, "
-                        "cost): to be split in two when lib/ gets its lessons package",
-    "lib/block.py": "the block's norms, residual stream and MLP: to be split by part when lib/ gets "
-                    "its lessons package",
-    "lib/bpe.py": "the textbook algorithm with its worked examples; a few lines over, mostly docstrings",
-    "lib/bpe_replay.py": "one algorithm (a real tokenizer's merges replayed) with the pre-tokenizer and "
-                         "byte map it cannot run without",
-    "lib/capture.py": "the only module that touches hooks: their rules are read in one place",
-    "lib/classroom.py": "the class store, being reworked on its own: to become a package (schema, "
-                        "learners, answers, board)",
-    "lib/embeddings.py": "lookups and similarity, projections, the same word through the layers: to be "
-                         "split when lib/ gets its lessons package",
-    "lib/models.py": "loading an embedded GGUF or a hub id and normalizing both into one ModelInfo: "
-                     "to be split into loading and info",
-    "lib/quiz.py": "banks, grading, scores and the final quiz: the final quiz to move to a module "
-                   "of its own",
+    "lib/model/arithmetic.py": "one table of formulas on a config (30 small functions, each with its "
+                               "worked example); split, the formulas a page combines would sit in "
+                               "several files",
+    "lib/lessons/attention.py": "one head recomputed step by step plus what surrounds it (scaling, GQA, "
+                                "mask, cost): to be split in two inside lib/lessons",
+    "lib/lessons/block.py": "the block's norms, residual stream and MLP: to be split by part inside "
+                            "lib/lessons",
+    "lib/lessons/bpe.py": "the textbook algorithm with its worked examples; a few lines over, mostly docstrings",
+    "lib/lessons/bpe_replay.py": "one algorithm (a real tokenizer's merges replayed) with the "
+                                 "pre-tokenizer and byte map it cannot run without",
+    "lib/model/capture.py": "the only module that touches hooks: their rules are read in one place",
+    "lib/classroom/classroom.py": "the class store, being reworked on its own: to be split into modules "
+                                  "of lib/classroom (learners, answers, board)",
+    "lib/lessons/embeddings.py": "lookups and similarity, projections, the same word through the "
+                                 "layers: to be split inside lib/lessons",
+    "lib/model/models.py": "loading an embedded GGUF or a hub id and normalizing both into one "
+                           "ModelInfo: to be split into loading and info",
+    "lib/course/quiz.py": "banks, grading, scores and the final quiz: the final quiz to move to a "
+                          "module of its own",
     "ui/attention_view.py": "compute, figures and sections of one lesson: to become "
                             "ui/lessons/attention/ in the ui/ restructuring",
     "ui/block_view.py": "compute, figures and sections of one lesson: to become ui/lessons/block/ "
@@ -344,10 +359,10 @@ LONG_MODULES = {
                           "ui/lessons/kvcache/ in the ui/ restructuring",
 }
 LONG_FUNCTIONS = {
-    "lib/bpe.py::train": "the textbook training loop kept whole: one merge read from counting to "
-                         "recording, its steps returned as data",
-    "lib/capture.py::run_capture": "register, run and remove the hooks under the model's lock in one "
-                                   "try/finally: the hook rules need it whole",
+    "lib/lessons/bpe.py::train": "the textbook training loop kept whole: one merge read from counting "
+                                 "to recording, its steps returned as data",
+    "lib/model/capture.py::run_capture": "register, run and remove the hooks under the model's lock "
+                                         "in one try/finally: the hook rules need it whole",
     "ui/block_view.py::diagram_figure": "one diagram's boxes and arrows placed by hand: to move to the "
                                         "lesson's figures module in the ui/ restructuring",
     "ui/figures.py::laid_out": "the one chart-layout rule for every figure, applied in one pass",

@@ -1,12 +1,12 @@
-"""lib.teaching: a lesson's time from its text, machines for a class, the links a teacher copies."""
+"""lib.classroom.teaching: a lesson's time from its text, machines for a class, the links a teacher copies."""
 
 from __future__ import annotations
 
 import pytest
 
-from lib import i18n
-from lib import teaching as T
-from lib.quiz import load_bank
+from lib.classroom import teaching as T
+from lib.course import i18n
+from lib.course.quiz import load_bank
 
 
 def test_word_count_leaves_out_comments_and_formulas():

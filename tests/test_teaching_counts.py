@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from lib import i18n
-from lib import teaching as T
-from lib.models import DEFAULT_MODEL
-from lib.quiz import load_bank
+from lib.classroom import teaching as T
+from lib.course import i18n
+from lib.course.quiz import load_bank
+from lib.model.models import DEFAULT_MODEL
 from tests.renders import PAGES, TEXT, walk
 
 ROOT = Path(__file__).resolve().parent.parent

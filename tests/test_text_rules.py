@@ -4,7 +4,7 @@ built-in models) and on every quiz bank:
 - the glossary's pointer for a term is the first lesson whose shown text uses the term;
 - no code identifier (a Python class, a module path, a label key, a config field) reaches a learner;
 - one number format per language: thousands grouped from 10,000 up (1,024 is written 1024; 32,768
-  and 32.768 by language), the decimal mark by language, as lib.quiz.format_number writes them;
+  and 32.768 by language), the decimal mark by language, as lib.course.quiz.format_number writes them;
 - a count of layers, heads or KV heads that a sentence gives for "this model" is the loaded model's.
 
 The pages are read from the walks of tests/renders.py (one AppTest session per language and model,
@@ -18,9 +18,9 @@ import re
 
 import pytest
 
-from lib import i18n
-from lib.models import DEFAULT_MODEL, GEMMA_MODEL
-from lib.quiz import load_bank
+from lib.course import i18n
+from lib.course.quiz import load_bank
+from lib.model.models import DEFAULT_MODEL, GEMMA_MODEL
 from tests.renders import PAGES, TEXT, walk
 
 MODELS = (DEFAULT_MODEL, GEMMA_MODEL)
@@ -103,7 +103,7 @@ def first_lessons(lang: str, model: str) -> dict[str, str]:
 
 
 def test_every_glossary_term_has_its_forms():
-    from lib.learner_glossary import entries
+    from lib.course.learner_glossary import entries
 
     for lang in i18n.LANGS:
         assert {e.id for e in entries(i18n.lesson(lang, "glossary"))} == set(TERM_FORMS)
@@ -172,7 +172,7 @@ def test_no_code_identifier_in_the_quiz_banks(lang):
 
 # ------------------------------------------------------------------------------ one number format
 
-# Numbers written another way than lib.quiz.format_number writes them in the language. A dot in
+# Numbers written another way than lib.course.quiz.format_number writes them in the language. A dot in
 # English and a comma in Italian are always decimal marks, so "4.024" (en) and "3,949" (it) are
 # decimals; what cannot be is a four-digit number grouped, a long one not grouped, and the other
 # language's decimal mark.

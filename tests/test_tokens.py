@@ -2,7 +2,7 @@
 
 import pytest
 
-from lib.tokens import byte_decoder, readable_tokens, show_bytes, token_bytes
+from lib.model.tokens import byte_decoder, readable_tokens, show_bytes, token_bytes
 
 
 def test_byte_decoder_is_a_bijection_on_256_bytes():
@@ -44,8 +44,8 @@ def test_readable_tokens_on_real_tokenizer(real, text):
 
 
 def test_the_first_split_character_is_found_with_its_bytes(real):
-    from lib.capture import run_capture
-    from lib.tokens import first_split_character
+    from lib.model.capture import run_capture
+    from lib.model.tokens import first_split_character
 
     cap = run_capture(real, "Il gatto si è seduto sul tappeto.")
     found = first_split_character(list(cap.tokens), cap.text, cap.offsets)

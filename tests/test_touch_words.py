@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 
 MOUSE = {"it": re.compile(r"\b(mouse|puntatore|clicca|cliccare|passa(?:ci)? sopra)\b", re.I),
          "en": re.compile(r"\b(mouse|pointer|hover|click)\b", re.I)}

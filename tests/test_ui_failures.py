@@ -1,11 +1,11 @@
-"""Failures the ui survives are logged, one WARNING line each with its cause (lib/log.py); the
+"""Failures the ui survives are logged, one WARNING line each with its cause (lib/serving/log.py); the
 failures it expects (a model that did not load and says so) are not."""
 
 import logging
 
 import pytest
 
-from lib.models import ModelLoadError
+from lib.model.models import ModelLoadError
 from ui import core, downloads
 
 

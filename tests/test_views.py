@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from lib.payload import pack_u16, unpack_u16
+from lib.serving.payload import pack_u16, unpack_u16
 from tests import views_fixtures
 from ui import views
 
@@ -67,7 +67,7 @@ def test_the_loader_finds_the_files_and_versions_them_by_content():
 
 
 def test_float32_packing_keeps_seven_digits_and_refuses_what_is_not_finite():
-    from lib.payload import pack_f32, unpack_f32
+    from lib.serving.payload import pack_f32, unpack_f32
 
     x = np.random.default_rng(1).normal(0, 20, 2080)
     packed = pack_f32(x)

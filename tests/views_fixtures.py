@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from lib import bpe, rope
-from lib.payload import pack_ints, pack_u16, unpack_u16
-from lib.quiz import format_number
-from lib.sampling import draw_at, filter_steps, seed_uniform
+from lib.course.quiz import format_number
+from lib.lessons import bpe, rope
+from lib.lessons.sampling import draw_at, filter_steps, seed_uniform
+from lib.serving.payload import pack_ints, pack_u16, unpack_u16
 
 FOLDER = Path(__file__).resolve().parent / "fixtures" / "views"
 
@@ -106,9 +106,9 @@ def kvcache() -> dict:
     bytes exact; FLOPs, speeds and training figures as floats; the sizes written as the page writes them."""
     from unittest import mock
 
-    from lib import arithmetic as A
-    from lib import kvcache as K
-    from lib.reference import MORE_MODELS, REFERENCE_MODELS
+    from lib.lessons import kvcache as K
+    from lib.lessons.reference import MORE_MODELS, REFERENCE_MODELS
+    from lib.model import arithmetic as A
     from ui import core
     from ui import kvcache_view as V
 
@@ -189,7 +189,7 @@ def kvcache() -> dict:
 
 
 def i18n_label(lang: str, key: str) -> str:
-    from lib import i18n
+    from lib.course import i18n
 
     return i18n.label(lang, key)
 
@@ -201,7 +201,7 @@ ROPE_CASES = ((64, 100_000.0), (256, 1_000_000.0), (256, 10_000.0), (16, 10_000.
 
 
 def position() -> dict:
-    """lib.rope's angles, rotations and scores for static/views/position.js (tests/js/position.test.js)."""
+    """lib.lessons.rope's angles, rotations and scores for static/views/position.js (tests/js/position.test.js)."""
     rng = np.random.default_rng(20261207)
     positions = [0, 1, 2, 5, 7, 100, 2047, 8191, 32767]
     cases = []
@@ -235,7 +235,7 @@ def position() -> dict:
 
 
 def tokenization() -> dict:
-    """The training animation's lives (lib.bpe.lives) and, for every step, the tokens lib's
+    """The training animation's lives (lib.lessons.bpe.lives) and, for every step, the tokens lib's
     segments give (Training.spans) in the same window; exact integers through pack_ints."""
     text = ("Il gatto dorme sul divano, il gatto sogna. The cat sleeps on the sofa; the cat dreams!\n"
             "aaabdaaabac 2024 2025 🍞🍞 perché perché") * 3
@@ -259,9 +259,9 @@ def tokenization() -> dict:
 
 
 def block() -> dict:
-    """The norm's two outputs (lib.block.norm_steps: RMSNorm and LayerNorm with the same gain) on
+    """The norm's two outputs (lib.lessons.block.norm_steps: RMSNorm and LayerNorm with the same gain) on
     vectors of every scale, with and without LayerNorm's bias, for the block view's normLines."""
-    from lib.block import NormParams, norm_steps
+    from lib.lessons.block import NormParams, norm_steps
 
     rng = np.random.default_rng(6)
     cases = []
@@ -277,10 +277,10 @@ def block() -> dict:
 
 
 def embeddings() -> dict:
-    """lib.embeddings.nearest at the largest k the view is sent, and at smaller k (the view's
+    """lib.lessons.embeddings.nearest at the largest k the view is sent, and at smaller k (the view's
     topNeighbours must give the latter from the former: a prefix, ties to the smaller id, by both
     measures); a table's rows packed at their full width and sliced, for the view's rowsAt."""
-    from lib import embeddings as emb
+    from lib.lessons import embeddings as emb
 
     rng = np.random.default_rng(3)
     table = rng.normal(0, 1, (300, 16)).astype(np.float32)
@@ -306,11 +306,11 @@ def embeddings() -> dict:
 
 
 def attention_steps() -> dict:
-    """Flash attention's walk (lib.attention.flash_attention: every tile's running maximum, sum and
+    """Flash attention's walk (lib.lessons.attention.flash_attention: every tile's running maximum, sum and
     rescaling, the tiles skipped) for the view's flashWalk, from the same scaled scores the view is
-    sent (lower triangle, float32 as lib.payload.pack_f32 packs them); -inf written as null."""
-    from lib.attention import flash_attention, head_steps
-    from lib.payload import pack_f32, unpack_f32
+    sent (lower triangle, float32 as lib.serving.payload.pack_f32 packs them); -inf written as null."""
+    from lib.lessons.attention import flash_attention, head_steps
+    from lib.serving.payload import pack_f32, unpack_f32
 
     rng = np.random.default_rng(5)
     cases = []

@@ -19,11 +19,11 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from lib import attention as att
-from lib.bertviz_view import as_document, head_view_height, head_view_html, model_view_html
-from lib.capture import Capture
-from lib.payload import pack_f32, pack_u16
-from lib.reference import REFERENCE_MODELS
+from lib.lessons import attention as att
+from lib.lessons.bertviz_view import as_document, head_view_height, head_view_html, model_view_html
+from lib.lessons.reference import REFERENCE_MODELS
+from lib.model.capture import Capture
+from lib.serving.payload import pack_f32, pack_u16
 from ui.cache import get_capture, get_model
 from ui import core, follow, styles, views
 from ui.core import num, t

@@ -19,14 +19,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from lib import block as blk
-from lib.arithmetic import dims
-from lib.capture import DEFAULT_MAX_TOKENS, Capture
-from lib.logit_lens import Lens, lens_positions
-from lib.models import LoadedModel
-from lib.payload import pack_ints, pack_u16
-from lib.reference import REFERENCE_MODELS
-from lib.tokens import readable_tokens
+from lib.lessons import block as blk
+from lib.lessons.logit_lens import Lens, lens_positions
+from lib.lessons.reference import REFERENCE_MODELS
+from lib.model.arithmetic import dims
+from lib.model.capture import DEFAULT_MAX_TOKENS, Capture
+from lib.model.models import LoadedModel
+from lib.model.tokens import readable_tokens
+from lib.serving.payload import pack_ints, pack_u16
 from ui.cache import get_capture, get_model
 from ui import views
 from ui.core import lang as core_lang, num, t
@@ -246,7 +246,7 @@ def norm_data(lm: LoadedModel, cap: Capture, layer: int, key: str, lang: str) ->
     """Every token's vector entering `layer` (packed row by row: a few digits of each, whatever its
     scale), the norm's gain (and bias), and lib's numbers for each token: mean, RMS, σ, lengths, and
     the largest gap between RMSNorm and LayerNorm. The view draws the two outputs from these
-    (static/views/block.js's normLines, held to lib.block.norm_steps by tests/js/block.test.js)."""
+    (static/views/block.js's normLines, held to lib.lessons.block.norm_steps by tests/js/block.test.js)."""
     params = blk.norm_params(blk.block_norm(lm, layer, "attn"), lm.info.norm)
     steps = [blk.norm_steps(x, params) for x in cap.resid[layer]]
     d = lm.info.d_model

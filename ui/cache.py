@@ -1,14 +1,15 @@
 """The one caching adapter: the shared models and captures, kept across reruns and sessions.
 
-Bounded for a classroom (lib/settings.py; docs/deploy.md, "Settings"):
+Bounded for a classroom (lib/serving/settings.py; docs/deploy.md, "Settings"):
 - captures: one byte budget for all of them (`ITT_CAPTURE_BUDGET_MB`), least recently used out
   first, each (model, text, cut) computed once even when thirty learners ask at the same moment
-  (lib/budget_cache.py). A capture stores only what it cannot recompute cheaply (lib/capture.py).
-- models: the built-in ones (lib.models.EMBEDDED_MODELS), plus at most one hub model; loading another hub model lets the
-  previous one go, with its captures. `ITT_HUB_MODELS=off` and `ITT_HUB_MAX_PARAMS_M` limit hub
-  loading (lib/models.py raises a ModelLoadError the page turns into a message).
+  (lib/serving/budget_cache.py). A capture stores only what it cannot recompute cheaply (lib/model/capture.py).
+- models: the built-in ones (lib.model.models.EMBEDDED_MODELS), plus at most one hub model; loading
+  another hub model lets the previous one go, with its captures. `ITT_HUB_MODELS=off` and
+  `ITT_HUB_MAX_PARAMS_M` limit hub loading (lib/model/models.py raises a ModelLoadError the page
+  turns into a message).
 
-The model lock (lib.capture) covers a forward pass only: a learner whose capture is cached reads it
+The model lock (lib.model.capture) covers a forward pass only: a learner whose capture is cached reads it
 without waiting for anyone's forward pass.
 """
 
@@ -18,10 +19,10 @@ import ctypes
 import gc
 import threading
 
-from lib.budget_cache import ByteBudgetCache
-from lib.capture import Capture, run_capture
-from lib.models import LoadedModel, Progress, is_embedded, load_model
-from lib.settings import Settings
+from lib.model.capture import Capture, run_capture
+from lib.model.models import LoadedModel, Progress, is_embedded, load_model
+from lib.serving.budget_cache import ByteBudgetCache
+from lib.serving.settings import Settings
 
 
 def _return_freed_memory_to_the_os() -> None:
@@ -82,11 +83,11 @@ _loading: dict[str, threading.Lock] = {}
 
 def get_model(name: str, progress: Progress | None = None) -> LoadedModel:
     """One LoadedModel per model name for the whole server: the built-in ones and at most one hub
-    model. Raises lib.models.ModelLoadError (hub off, too large, offline...) for the page to show.
+    model. Raises lib.model.models.ModelLoadError (hub off, too large, offline...) for the page to show.
 
     No streamlit element is drawn in here: the slow first conversion of the embedded model is done,
     with its progress bar, by the caller, and a hub model's download reports to the caller's
-    `progress` (lib.models.load_model), which draws in the caller's page. A session that waits for
+    `progress` (lib.model.models.load_model), which draws in the caller's page. A session that waits for
     another session's load of the same name gets no reports, only the model.
     """
     with _models_lock:

@@ -2,7 +2,7 @@
 
 A teacher starts a class on the teachers' page (ui/classroom_view.py); a learner joins with the link
 `/?class=CODE` (any page) or the code typed in the sidebar, and picks a pseudonym. From then on this
-module reports to the class store (lib/classroom.py): each lesson opened (once per lesson and
+module reports to the class store (lib/classroom/classroom.py): each lesson opened (once per lesson and
 session), the first answer to each quiz question, and the final quiz's score. The learner's own text
 is never sent. Without a class nothing here touches the store and the course runs as before.
 
@@ -40,8 +40,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from lib import classroom as C
-from lib.log import failure
+from lib.classroom import classroom as C
+from lib.serving.log import failure
 from ui import nav
 from ui.core import t
 
@@ -543,7 +543,7 @@ def to_keep() -> str:
 
 def _firsts_back(data: Mapping) -> None:
     """The first answers the browser kept, merged under this session's: the browser's are older, so
-    theirs win (as lib.progress_code.merge lets the older verdict win). Malformed entries are dropped."""
+    theirs win (as lib.learner.progress_code.merge lets the older verdict win). Malformed entries are dropped."""
     kept = data.get("firsts")
     if not isinstance(kept, Mapping):
         return

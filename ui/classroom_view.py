@@ -1,7 +1,7 @@
 """A class, from the teacher's side: start it, hand out its code, watch it live, pace it, export it.
 
 Drawn at the top of the teachers' page. Everything that reads or changes a class goes through the
-class store with the teacher's secret (lib/classroom.py checks it); this session keeps the code and
+class store with the teacher's secret (lib/classroom/classroom.py checks it); this session keeps the code and
 the secret (`class.teacher`) from the moment the class is started or the teacher link is opened.
 The dashboard is a fragment that reruns alone every few seconds, only while the page is open.
 A message for the teacher (a teacher link that is not valid, a class deleted from another tab, a
@@ -23,11 +23,11 @@ import logging
 import pandas as pd
 import streamlit as st
 
-from lib import class_board as B
-from lib import class_links as L
-from lib import classroom as C
-from lib.log import failure
-from lib.quiz import load_bank
+from lib.classroom import class_board as B
+from lib.classroom import class_links as L
+from lib.classroom import classroom as C
+from lib.course.quiz import load_bank
+from lib.serving.log import failure
 from ui import classroom, nav
 from ui.classroom import TEACHER, title
 from ui.core import lang, num, t

@@ -1,7 +1,7 @@
 """The two built-in models side by side (pages/10_compare.py), and the pieces lessons reuse:
 the same text cut by both tokenizers, both models' next-token distributions.
 
-Every figure is read from the loaded models (lib.compare.architecture, their tokenizers, their
+Every figure is read from the loaded models (lib.lessons.compare.architecture, their tokenizers, their
 captures); nothing is typed in.
 """
 
@@ -12,10 +12,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from lib.compare import Architecture, architecture
-from lib.models import EMBEDDED_MODELS, LoadedModel
-from lib.sampling import softmax
-from lib.tokens import readable_tokens
+from lib.lessons.compare import Architecture, architecture
+from lib.lessons.sampling import softmax
+from lib.model.models import EMBEDDED_MODELS, LoadedModel
+from lib.model.tokens import readable_tokens
 from ui.cache import get_capture
 from ui.core import _load_with_progress, big, num, short_name, t
 from ui.figures import PALETTE

@@ -12,13 +12,13 @@ import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from lib import i18n
-from lib.capture import DEFAULT_MAX_TOKENS, Capture, max_tokens_for
-from lib.hub import DownloadStatus
-from lib.log import failure
-from lib.models import (DEFAULT_MODEL, EMBEDDED_MODELS, LoadedModel, ModelLoadError, convert_gguf, converted_dir,
+from lib.course import i18n
+from lib.model.capture import DEFAULT_MAX_TOKENS, Capture, max_tokens_for
+from lib.model.hub import DownloadStatus
+from lib.serving.log import failure
+from lib.model.models import (DEFAULT_MODEL, EMBEDDED_MODELS, LoadedModel, ModelLoadError, convert_gguf, converted_dir,
                         is_embedded)
-from lib.quiz import format_number
+from lib.course.quiz import format_number
 from ui.cache import get_capture, get_model, resident_models
 
 log = logging.getLogger(__name__)
@@ -51,8 +51,8 @@ def set_lang(value: str) -> None:
 
 
 def features() -> frozenset[str] | None:
-    """The named features of the current model (lib.features), None before any model is loaded."""
-    from lib.features import features as model_features
+    """The named features of the current model (lib.model.features), None before any model is loaded."""
+    from lib.model.features import features as model_features
 
     try:
         return model_features(model())
@@ -266,7 +266,7 @@ def capture(max_tokens: int | None = None) -> CaptureRef | None:
     """The capture of the learner's text on the current model, or None (with a prompt) if empty.
 
     By default as many tokens as the model's lessons need: DEFAULT_MAX_TOKENS, twice the sliding
-    window on a model with local layers (lib.capture.max_tokens_for).
+    window on a model with local layers (lib.model.capture.max_tokens_for).
     """
     current = text()
     if not current.strip():

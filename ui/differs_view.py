@@ -14,13 +14,13 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from lib import kvcache as K
-from lib import rope
-from lib.arithmetic import SLIDING, cache_layers
-from lib.block import block_steps, norm_params
-from lib.capture import DEFAULT_MAX_TOKENS, Capture
-from lib.compare import architecture
-from lib.models import LoadedModel
+from lib.lessons import kvcache as K
+from lib.lessons import rope
+from lib.lessons.block import block_steps, norm_params
+from lib.lessons.compare import architecture
+from lib.model.arithmetic import SLIDING, cache_layers
+from lib.model.capture import DEFAULT_MAX_TOKENS, Capture
+from lib.model.models import LoadedModel
 from ui import compare_view
 from ui.core import cut, model_name, num, t, text
 from ui.figures import PALETTE
@@ -138,7 +138,7 @@ def block_section(lm: LoadedModel) -> None:
         return
     st.header(t("differs.block.header"))
     block = lm.adapter.blocks(lm.model)[0]
-    # The block's steps in the order they run (lib.block.block_steps), not the order the code declares
+    # The block's steps in the order they run (lib.lessons.block.block_steps), not the order the code declares
     # them, in the course's words (the modules' names are the code's).
     order = [t(f"block.step.{s.kind}") if s.kind != "add" else "+" for s in block_steps(lm, 1)[1:-2]]
     st.markdown(t("differs.block.text", norms=num(arch.norms_per_block), act=arch.activation,
@@ -147,7 +147,7 @@ def block_section(lm: LoadedModel) -> None:
     norms = [(name, m) for name, m in block.named_children() if "norm" in name]
     norms += [(f"self_attn.{name}", getattr(attn, name)) for name in ("q_norm", "k_norm")
               if getattr(attn, name, None) is not None]
-    # The gain each norm really applies (Gemma stores w and multiplies by 1 + w): lib.block reads it.
+    # The gain each norm really applies (Gemma stores w and multiplies by 1 + w): lib.lessons.block reads it.
     rows = [{t("differs.block.col.module"): name, t("differs.block.col.width"): num(int(m.weight.numel())),
              t("differs.block.col.gain"): num(float(norm_params(m, "rmsnorm").weight.mean()), 3)} for name, m in norms]
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="differs.block_norms")

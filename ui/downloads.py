@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
-from lib.log import failure
+from lib.serving.log import failure
 
 log = logging.getLogger(__name__)
 COORDINATES = "itt.download."  # + the file's name: one kept file per learner and name

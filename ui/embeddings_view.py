@@ -2,7 +2,7 @@
 
 Caches are keyed by plain strings and numbers: the model name, a sentence, a token limit. The
 embedding table is read from the shared model once per model name and normalized once
-(lib.embeddings.build_index); captures of example sentences come from ui.cache.get_capture, so
+(lib.lessons.embeddings.build_index); captures of example sentences come from ui.cache.get_capture, so
 this module never runs the model, except the final norm module on an already captured residual.
 
 The view-only widgets are answered in the browser (static/views/embeddings.js), from data sent once
@@ -20,10 +20,10 @@ import plotly.graph_objects as go
 import streamlit as st
 import torch
 
-from lib import embeddings as emb
-from lib.embeddings import EmbeddingIndex, WordPieces
-from lib.payload import pack_u16
-from lib.tokens import readable_tokens
+from lib.lessons import embeddings as emb
+from lib.lessons.embeddings import EmbeddingIndex, WordPieces
+from lib.model.tokens import readable_tokens
+from lib.serving.payload import pack_u16
 from ui import views
 from ui.cache import get_capture, get_model
 from ui.core import lang as core_lang
@@ -318,7 +318,7 @@ def rows_data(idx: EmbeddingIndex, cap, n_layers: int) -> dict:
 
 
 def neighbours_data(model_name: str, query: WordPieces, d_model: int, n_layers: int) -> dict:
-    """The K_MAX nearest tokens by each measure (lib.embeddings.nearest, best first): the view
+    """The K_MAX nearest tokens by each measure (lib.lessons.embeddings.nearest, best first): the view
     shows the first k of the chosen measure's list, which is nearest(k) itself (ties go to the
     smaller id, so a shorter list is a prefix of a longer one)."""
     sent = {}
@@ -353,7 +353,7 @@ def pca_data(model_name: str, pieces: list[WordPieces], d_model: int, n_layers: 
 
 
 def depth_data(vecs: list[np.ndarray], key: str, d_model: int, n_layers: int) -> dict:
-    """The word's cosine between the two sentences at every depth (lib.embeddings.cosine_by_depth),
+    """The word's cosine between the two sentences at every depth (lib.lessons.embeddings.cosine_by_depth),
     and each sentence's vector against its own input row, at every depth; the chart's y range."""
     cos = emb.cosine_by_depth(*vecs)  # [L+1]
     own = [[emb.cosine(v[depth], v[0]) for depth in range(len(cos))] for v in vecs]  # 2 x [L+1]

@@ -18,10 +18,10 @@ import streamlit as st
 from plotly.basedatatypes import BaseFigure
 from streamlit.delta_generator import DeltaGenerator
 
-from lib import export as ex
-from lib import i18n
-from lib.capture import DEFAULT_MAX_TOKENS
-from lib.quiz import Question, grade
+from lib.course import i18n
+from lib.course.quiz import Question, grade
+from lib.learner import export as ex
+from lib.model.capture import DEFAULT_MAX_TOKENS
 from ui.core import lang, model, model_name, num, t, text
 from ui.cache import get_capture
 from ui.downloads import built_when_clicked
@@ -130,7 +130,7 @@ def _answer_text(q: Question, response) -> str:
 
 def final_report(questions: list[Question], answers: dict) -> None:
     """The final quiz as a printable HTML report to hand in (one call from the final quiz page)."""
-    from lib.quiz import question_key
+    from lib.course.quiz import question_key
 
     rows = []
     for q in questions:

@@ -2,8 +2,8 @@
 
 The calculator, the variants at its context, training, serving and the experts' table are drawn by
 static/views/kvcache.js from what `calc_data`, `variants_data` and `cost_data` send: each model as
-lib.kvcache.spec, the labels and the settings; every number a learner types is clamped there with
-lib.kvcache.clamp's rule and a notice. A pasted config.json is read here (`pasted_config`).
+lib.lessons.kvcache.spec, the labels and the settings; every number a learner types is clamped there with
+lib.lessons.kvcache.clamp's rule and a notice. A pasted config.json is read here (`pasted_config`).
 Measurements on the live model are cached per model name (and token count).
 """
 
@@ -17,9 +17,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from lib import arithmetic as A
-from lib import kvcache as K
-from lib.reference import MORE_MODELS, REFERENCE_MODELS, SEED_000_KV_TABLE
+from lib.lessons import kvcache as K
+from lib.lessons.reference import MORE_MODELS, REFERENCE_MODELS, SEED_000_KV_TABLE
+from lib.model import arithmetic as A
 from ui import figures
 from ui import views
 from ui.cache import get_model
@@ -82,8 +82,8 @@ def flops(x: float, language: str | None = None) -> str:
 # ------------------------------------------------------------------------------------ the calculator's view
 # The calculator, the variants at its context and the training, serving and experts' sections that
 # price its choice are answered in the browser (static/views/kvcache.js): the server sends each
-# model as a few numbers (lib.kvcache.spec), once per model and language, and the view does the
-# arithmetic of lib.arithmetic there. A pasted config.json is new data: lib reads it here.
+# model as a few numbers (lib.lessons.kvcache.spec), once per model and language, and the view does the
+# arithmetic of lib.model.arithmetic there. A pasted config.json is new data: lib reads it here.
 
 SETTINGS = ("context", "tokens", "users", "card_gb", "cache", "weights")  # a share link's names (ui/share.py)
 SETTING_KEYS = {"context": "kvcache.context_pick", "tokens": "kvcache.context", "users": "kvcache.users",
@@ -116,7 +116,7 @@ LABELS = {  # what each part of the view writes, besides SHARED_LABELS
 
 
 def preset_config(key: str, live_config: dict) -> dict:
-    """The config dict behind a preset key (the 8B variants are built by lib.kvcache)."""
+    """The config dict behind a preset key (the 8B variants are built by lib.lessons.kvcache)."""
     if key == "live":
         return live_config
     if key.startswith("8b_"):
@@ -187,7 +187,7 @@ def _part(part: str, key: str, lang: str) -> dict:
 
 def calc_data(live_config: dict, live_name: str, live_params: int, key: str, lang: str,
               pasted: tuple[dict, int | None] | None = None) -> dict:
-    """The calculator's data: every preset as lib.kvcache.spec (the live model's, the references',
+    """The calculator's data: every preset as lib.lessons.kvcache.spec (the live model's, the references',
     a pasted config's), the contexts, the bounds of the boxes and the settings."""
     specs = _specs()
     presets = [{"key": "live", "label": preset_label("live", live_name), "short": live_name,

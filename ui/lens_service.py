@@ -1,4 +1,4 @@
-"""The block lesson's logit lens, through the server's one lens service (lib/lens_service.py).
+"""The block lesson's logit lens, through the server's one lens service (lib/serving/lens_service.py).
 
 The block lesson calls `start()`, then `submit`s the lens of the learner's text as its first screen
 is drawn (only where the lens's section waits to be reached: in a browser); the lens's section asks
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from lib.capture import DEFAULT_MAX_TOKENS
-from lib.lens_service import LensError, LensService, lens_request
-from lib.lens_worker import LensProcess
-from lib.logit_lens import Lens
+from lib.lessons.logit_lens import Lens
+from lib.model.capture import DEFAULT_MAX_TOKENS
+from lib.serving.lens_service import LensError, LensService, lens_request
+from lib.serving.lens_worker import LensProcess
 from ui.cache import get_capture, get_model
 
 __all__ = ["LENS_WINDOW", "LensError", "SERVICE", "key", "result", "start", "submit"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lib import i18n
+from lib.course import i18n
 from ui import core
 from ui.core import lang
 
@@ -15,7 +15,7 @@ def sections(lesson_id: str) -> dict[str, str]:
 
 def pick(texts: dict[str, str], section: str) -> str:
     """The section's text for the current model: its first `section[features]` variant whose
-    features the model has, else the plain section (lib.i18n.variant)."""
+    features the model has, else the plain section (lib.course.i18n.variant)."""
     if any(k.startswith(section + "[") for k in texts):
         return i18n.variant(texts, section, core.features())
     return texts[section]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from lib.arithmetic import count_params, kv_cache_bytes
-from lib.models import ModelInfo
-from lib.reference import REFERENCE_MODELS, numbers
+from lib.lessons.reference import REFERENCE_MODELS, numbers
+from lib.model.arithmetic import count_params, kv_cache_bytes
+from lib.model.models import ModelInfo
 from ui.core import big, num, t
 
 REFERENCE_TOKENS = 8192

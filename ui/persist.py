@@ -6,7 +6,7 @@ through a small inline component (Streamlit components v2, no iframe, nothing fe
 1. A new session mounts the component with a fresh session id and nothing to save. The
    component reads local storage and sends what it holds back once, as a trigger value.
 2. The trigger's callback (before the script runs) merges that progress with the session's own
-   (lib.progress_code.merge: first answers count) and puts it into session state: scores,
+   (lib.learner.progress_code.merge: first answers count) and puts it into session state: scores,
    verdicts, the answers in their boxes, the final quiz's draw; and the learner's own text, over
    the example sentence (never over a text from a shared link).
 3. From then on every run hands the component the session's progress as a code, and the text;
@@ -26,9 +26,9 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from lib import i18n
-from lib import progress_code as pc
-from lib.quiz import grade, load_bank
+from lib.course import i18n
+from lib.course.quiz import grade, load_bank
+from lib.learner import progress_code as pc
 from ui import classroom, nav, sidebar, views
 from ui.core import lang, num, t
 from ui.downloads import built_when_clicked
@@ -44,7 +44,7 @@ _FINAL_GRADE = re.compile(r"^final\.([a-z0-9_]+:[a-z0-9_]+)\.grade$")
 # Runs in the app's page (no iframe). Called again whenever `data` changes. When Python has not
 # heard the browser for its current ask id, it reads the learner's entries (the nickname in use
 # when Python names none) and sends them once; otherwise it writes the entries Python hands it
-# ("" removes one). Entry names: lib.progress_code.entries, built the same way here.
+# ("" removes one). Entry names: lib.learner.progress_code.entries, built the same way here.
 _JS = views.script("progress_store")  # static/components/progress_store.js
 _store = st.components.v2.component("itt_progress_store", js=_JS)
 
@@ -56,7 +56,7 @@ def _banks() -> dict:
 
 
 def current() -> dict:
-    """The session's progress as plain data (lib.progress_code's shape)."""
+    """The session's progress as plain data (lib.learner.progress_code's shape)."""
     # One copy of the session's state, then plain dict look-ups: each look-up in st.session_state
     # filters the whole state anew (a quarter of a quiz answer's time went there).
     ss = st.session_state.to_dict()

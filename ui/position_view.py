@@ -6,7 +6,7 @@ and the vectors shown are answered in the browser (static/views/position.js): th
 each part of the view its data once per (model, language; the text and the layer for the live
 part), and the view draws every state from it. What needs the model stays here: the shuffled
 sentence and its seed (the model's embedding rows), the layer of the live capture (one layer's
-vectors are sent at a time), GPT-2's learned table. The maths lives in lib.rope. The layer slider
+vectors are sent at a time), GPT-2's learned table. The maths lives in lib.lessons.rope. The layer slider
 clamps a value the current model lacks, with a notice; the view clamps its own settings.
 """
 
@@ -18,11 +18,11 @@ import plotly.graph_objects as go
 import streamlit as st
 import torch
 
-from lib import rope
-from lib.capture import Capture
-from lib.models import ModelInfo
-from lib.payload import pack_u16
-from lib.tokens import readable_tokens
+from lib.lessons import rope
+from lib.model.capture import Capture
+from lib.model.models import ModelInfo
+from lib.model.tokens import readable_tokens
+from lib.serving.payload import pack_u16
 from ui.cache import get_model
 from ui.core import num, t
 from ui.export import modebar_config
@@ -244,8 +244,8 @@ def angles_data(theta: np.ndarray, context: int, key: str, lang: str) -> dict:
 
 
 def relative_data(d_head: int, base: float, context: int, key: str, lang: str) -> dict:
-    """The relative part: two fixed vectors (lib.rope.seeded_vector) and the base; the view rotates
-    them (lib.rope.scores, score_vs_distance, held together by tests/js/position.test.js)."""
+    """The relative part: two fixed vectors (lib.lessons.rope.seeded_vector) and the base; the view rotates
+    them (lib.lessons.rope.scores, score_vs_distance, held together by tests/js/position.test.js)."""
     q, k = (rope.seeded_vector(d_head, s) for s in VECTOR_SEEDS)
     layout = dict(title={"text": t("position.dist.title")}, xaxis={"title": {"text": t("position.dist.x")}},
                   yaxis={"title": {"text": t("position.dist.y")}}, height=340, margin=dict(l=10, r=10, t=50, b=10),
@@ -261,8 +261,8 @@ def relative_data(d_head: int, base: float, context: int, key: str, lang: str) -
 
 def live_data(cap: Capture, layer: int, theta: np.ndarray, key: str, lang: str) -> dict:
     """The live part for one layer: its queries and keys before RoPE (packed), the θ_i that rotate
-    them (the view turns them: the same rotation as lib.rope.apply_rope), and each head's mean score
-    by distance with and without RoPE (lib.rope.score_by_distance on the whole capture)."""
+    them (the view turns them: the same rotation as lib.lessons.rope.apply_rope), and each head's mean score
+    by distance with and without RoPE (lib.lessons.rope.score_by_distance on the whole capture)."""
     n = min(cap.n_tokens, LIVE_MAX)
     names = token_labels(cap.tokens[:n])
     with_rope, without = [], []

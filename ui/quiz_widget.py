@@ -1,6 +1,6 @@
 """Check-yourself quizzes: one small form per question, the explanation after answering.
 
-The first answer to each question is what counts (lib.quiz.record); a learner may try again to
+The first answer to each question is what counts (lib.course.quiz.record); a learner may try again to
 learn, and sees the explanation every time.
 
 An answer reruns only what it changes: the question's own section, the lesson's score and the
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lib.quiz import Question, grade, lesson_score, load_bank, record
+from lib.course.quiz import Question, grade, lesson_score, load_bank, record
 from ui import classroom, styles
 from ui.core import lang, num, t
 from ui.persist import PROGRESS_SECTION

@@ -1,6 +1,6 @@
 """Widgets, cached runs and figures for the sampling lesson (logits, filters, generation, loss).
 
-The maths lives in lib.sampling, lib.generate and lib.loss. The next-token distribution is read
+The maths lives in lib.lessons.sampling, lib.lessons.generate and lib.lessons.loss. The next-token distribution is read
 from the cached capture (the sliders never run the model); a generation runs only when the
 learner presses the button, through `generation`, cached by plain values, so moving a slider
 afterwards finds it in the cache.
@@ -16,10 +16,10 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from lib.generate import Generation, generate
-from lib.loss import TextLoss, capture_loss
-from lib.payload import pack_u16
-from lib.tokens import readable_tokens
+from lib.lessons.generate import Generation, generate
+from lib.lessons.loss import TextLoss, capture_loss
+from lib.model.tokens import readable_tokens
+from lib.serving.payload import pack_u16
 from ui.cache import get_capture, get_model
 from ui.core import num, t
 from ui.export import modebar_config
@@ -72,7 +72,7 @@ def pct(p: float) -> str:
 # ---------------------------------------------------------------- the next-token view
 # Temperature, top-k, top-p, the seed and the draw are answered in the browser
 # (static/views/sampling.js): the server sends the last position's logits once per text, sorted
-# from the best token down and packed (lib/payload.py), with the best candidates' labels.
+# from the best token down and packed (lib/serving/payload.py), with the best candidates' labels.
 
 SETTINGS = ("temperature", "top_k", "top_p", "seed")
 LINK_KEY = "sampling.link_settings"  # a share link's values, handed to the view once
@@ -117,7 +117,7 @@ def view_data(logits: np.ndarray, tokenizer, key: str, lang: str) -> dict:
     """What the browser view draws from: the logits sorted best first and packed, the best
     candidates' ids and readable labels, the chart's fixed layout, the labels and the settings."""
     x = np.asarray(logits, dtype=np.float64)
-    order = np.argsort(-x, kind="stable")  # best first, ties in id order (lib.sampling)
+    order = np.argsort(-x, kind="stable")  # best first, ties in id order (lib.lessons.sampling)
     n = min(TOP_CHART, x.size)
     ids = [int(i) for i in order[:n]]
     labels = view_labels()

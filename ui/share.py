@@ -19,11 +19,11 @@ import urllib.parse
 
 import streamlit as st
 
-from lib import arithmetic as A
-from lib import bpe
-from lib import share_link as sl
-from lib.models import DEFAULT_MODEL
-from lib.share_link import Param
+from lib.learner import share_link as sl
+from lib.learner.share_link import Param
+from lib.lessons import bpe
+from lib.model import arithmetic as A
+from lib.model.models import DEFAULT_MODEL
 from ui import attention_view as AV
 from ui import embeddings_view as EV
 from ui import kvcache_view as KV

@@ -6,11 +6,11 @@ import json
 
 import streamlit as st
 
-from lib import i18n
-from lib.capture import DEFAULT_MAX_TOKENS
-from lib.models import DEFAULT_MODEL, EMBEDDED_MODELS, is_embedded, terms_path
-from lib.progress_code import MAX_KEPT_TEXT
-from lib.quiz import course_progress, load_bank
+from lib.course import i18n
+from lib.course.quiz import course_progress, load_bank
+from lib.learner.progress_code import MAX_KEPT_TEXT
+from lib.model.capture import DEFAULT_MAX_TOKENS
+from lib.model.models import DEFAULT_MODEL, EMBEDDED_MODELS, is_embedded, terms_path
 from ui import nav, page_lang
 from ui.core import MAX_CHARS, display_name, lang, model_name, num, set_lang, t
 

@@ -3,7 +3,7 @@
 The merge animations (step, play, speed), the target size, the readable/raw and ids switches and
 the paragraph pair are answered in the browser (static/views/tokenization.js): the server sends
 each animation once per (corpus and rule, or model and text, and language) as data lib worked
-out: every token that lives at some step with the steps it lives through (lib.bpe.lives,
+out: every token that lives at some step with the steps it lives through (lib.lessons.bpe.lives,
 Replay.lives), the merges, the token count and the top pairs after each step. The view shows step
 k by keeping the tokens alive at k; it does no BPE of its own. Training on another corpus or rule,
 and the replay of a new text, stay on the server.
@@ -18,10 +18,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from lib import bpe, bpe_replay
-from lib.i18n import ASSETS
-from lib.payload import pack_ints
-from lib.tokens import show_bytes
+from lib.course.i18n import ASSETS
+from lib.lessons import bpe, bpe_replay
+from lib.model.tokens import show_bytes
+from lib.serving.payload import pack_ints
 from ui.cache import get_model
 from ui.core import num, t
 from ui.export import modebar_config

@@ -6,7 +6,7 @@
 // A layer not sent yet comes with the live view's own run (its trigger reruns these sections too).
 //
 // Flash attention's bookkeeping (the running maximum, sum and rescaling of every tile) is worked
-// out here from the head's scores, `flashWalk`, held to lib.attention.flash_attention by the shared
+// out here from the head's scores, `flashWalk`, held to lib.lessons.attention.flash_attention by the shared
 // fixtures (tests/js/attention_steps.test.js); the difference from the naive result and the memory
 // come from lib's own runs.
 import { chartBox, clearView, drawChart, el, fill, formatNumber, keepFocus, metric, perFrame, plotly, slider, store, table, unpackU16 } from "./common.js";
@@ -20,7 +20,7 @@ const STEPS = ["qkv", "scores", "scale", "mask", "softmax", "sum", "concat"];
 
 // ------------------------------------------------------------------ the maths
 
-/** lib/payload.py's pack_f32 read back: little-endian float32, as float64. */
+/** lib/serving/payload.py's pack_f32 read back: little-endian float32, as float64. */
 export function unpackF32(packed) {
   let bytes;
   if (typeof atob === "function") {
@@ -47,7 +47,7 @@ export function lowerRows(values, n, offset = 0) {
   return rows;
 }
 
-/** lib.attention.flash_attention's walk over the tiles (square tiles of `block` tokens, causal,
+/** lib.lessons.attention.flash_attention's walk over the tiles (square tiles of `block` tokens, causal,
  * `window` as head_steps), keeping what the view shows: per computed tile its rows' running
  * maximum m, running sum ℓ of e^(s − m) and the factor e^(m_old − m_new) that shrank the earlier
  * sums; the tiles skipped. `rows[i][j]`: query i's scaled score against key j (j ≤ i). */

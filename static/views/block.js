@@ -2,9 +2,9 @@
 // server sent), one token's contributions up the stack, and the logit lens at any layer and position.
 //
 // The server sends each once per (model, text, language) with what lib worked out
-// (ui/block_view.py): every block's attention and MLP lengths for every token (lib.block.contributions),
+// (ui/block_view.py): every block's attention and MLP lengths for every token (lib.lessons.block.contributions),
 // the lens's top tokens, their probabilities and the final prediction's rank at every layer and
-// position (lib.logit_lens, computed by the lens service), every token's vector at the norm's layer
+// position (lib.lessons.logit_lens, computed by the lens service), every token's vector at the norm's layer
 // with lib's mean, RMS and σ. Choosing a token, a layer or a position picks what to show; the one
 // sum the view does (the norm's two outputs, `normLines`) is held to lib by tests/js/block.test.js.
 
@@ -37,7 +37,7 @@ function tokenPick(box, data, name) {
 
 /**
  * The two outputs of normalising x with the same gain g (and LayerNorm's bias b, or null), from
- * lib's mean, RMS and σ of x (lib/block.py's rms_norm and layer_norm):
+ * lib's mean, RMS and σ of x (lib/lessons/block.py's rms_norm and layer_norm):
  * RMSNorm x / RMS · g, LayerNorm (x − μ) / σ · g + b.
  */
 export function normLines(x, g, b, mean, rms, std) {
@@ -99,7 +99,7 @@ function contribPart(box, data) {
   const num = (v, d = null) => formatNumber(v, lang, d);
   const T = data.tokens.length;
   const nL = data.n_layers;
-  // Lengths travel as their base-10 logarithms (lib.payload.pack_u16): a few digits of each, at every scale.
+  // Lengths travel as their base-10 logarithms (lib.serving.payload.pack_u16): a few digits of each, at every scale.
   const back = (p) => Array.from(unpackU16(p), (v) => 10 ** v);
   const attn = back(data.attn);  // [L, T]
   const mlp = back(data.mlp);  // [L, T]

@@ -19,7 +19,7 @@ function bytesOf(b64) {
   return new Uint8Array(Buffer.from(b64, "base64")); // node, for the tests
 }
 
-/** lib/payload.py's pack_u16 read back: value = lo + q * scale, q little-endian uint16. */
+/** lib/serving/payload.py's pack_u16 read back: value = lo + q * scale, q little-endian uint16. */
 export function unpackU16(packed) {
   const bytes = bytesOf(packed.b64);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -52,7 +52,7 @@ function group(intPart) {
   return intPart.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
-/** lib/quiz.py's format_number: grouped from 10,000 up, 6 significant digits, Italian marks. */
+/** lib/course/quiz.py's format_number: grouped from 10,000 up, 6 significant digits, Italian marks. */
 export function formatNumber(value, lang, digits = null) {
   let x = digits === null ? value : roundHalfEven(value, digits);
   let text;
@@ -98,7 +98,7 @@ export function plotlyText(text) {
   return String(text).replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
-/** A label's {name} placeholders filled (lib/i18n.py's fill, without its format specs). */
+/** A label's {name} placeholders filled (lib/course/i18n.py's fill, without its format specs). */
 export function fill(template, values) {
   return template.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m));
 }
@@ -450,7 +450,7 @@ export function perFrame(fn) {
   };
 }
 
-/** lib/payload.py's pack_ints read back: whole numbers, exactly, as a typed array (little-endian). */
+/** lib/serving/payload.py's pack_ints read back: whole numbers, exactly, as a typed array (little-endian). */
 export function unpackInts(packed) {
   const bytes = bytesOf(packed.b64);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -4,7 +4,7 @@
 //
 // The server sends each once per (model, text or words, language) with what lib worked out
 // (ui/embeddings_view.py): the rows at the most dimensions the slider offers (packed), the 30
-// nearest tokens by both measures (lib.embeddings.nearest), both projections (lib.embeddings.pca_2d),
+// nearest tokens by both measures (lib.lessons.embeddings.nearest), both projections (lib.lessons.embeddings.pca_2d),
 // the cosines at every depth. The view picks what to show and computes nothing of its own: the
 // two choices that read lib's results (`rowsAt`, `topNeighbours`) are held to lib by
 // tests/js/embeddings.test.js on fixtures tests/views_fixtures.py writes.

@@ -1,10 +1,10 @@
 // The KV-cache lesson's calculator, the cache variants at its context, and the training, serving
 // and experts' sections that price its choice, answered in the browser.
 //
-// The server sends every model as a few numbers (lib/kvcache.py's spec: its layers grouped by
+// The server sends every model as a few numbers (lib/lessons/kvcache.py's spec: its layers grouped by
 // kind, window and numbers per token, its parameters, its attention width) once per model and
 // language. Every move of the preset, the context, the users, the card, the number formats or
-// the learner's own numbers is worked out here with the formulas of lib/arithmetic.py
+// the learner's own numbers is worked out here with the formulas of lib/model/arithmetic.py
 // (kv_cache_bytes, users_that_fit, forward_flops_per_token, attention_flops, decode_step,
 // training_memory...); tests/js/kvcache.test.js holds the two together on fixtures that
 // tests/views_fixtures.py writes from lib, exact for bytes.
@@ -17,7 +17,7 @@ import {
   viewBox, viewHost,
 } from "./common.js";
 
-// ------------------------------------------------------------------ the maths (as lib/arithmetic.py)
+// ------------------------------------------------------------------ the maths (as lib/model/arithmetic.py)
 
 /** LayerCache.tokens_held: a linear layer holds none, a sliding one at most its window. */
 export function tokensHeld(kind, window, tokens) {
@@ -66,7 +66,7 @@ export function usersThatFit(cardBytes, weightBytes, perUser) {
   return floorDiv(free, perUser);
 }
 
-/** lib/kvcache.py's calculate: weights once, every user's cache, and the users that fit. */
+/** lib/lessons/kvcache.py's calculate: weights once, every user's cache, and the users that fit. */
 export function calculate(spec, tokens, users, cacheBytes, weightPerParam, cardGb) {
   const weights = (spec.params || 0) * weightPerParam;
   const perUser = kvBytes(spec, tokens, cacheBytes);
@@ -77,7 +77,7 @@ export function calculate(spec, tokens, users, cacheBytes, weightPerParam, cardG
 }
 
 /** The learner's own numbers as a Llama-style config (untied, no biases): its spec, with
- * lib/arithmetic.py's count_params for that config. KV heads above the query heads become the query heads. */
+ * lib/model/arithmetic.py's count_params for that config. KV heads above the query heads become the query heads. */
 export function customSpec(f) {
   const L = f.num_hidden_layers, H = f.num_attention_heads, Dh = f.head_dim, D = f.hidden_size;
   const F = f.intermediate_size, V = f.vocab_size;
@@ -87,7 +87,7 @@ export function customSpec(f) {
   return { layers: [["full", null, 2 * Hkv * Dh, L]], params, width: 2 * H * Dh, mla: false };
 }
 
-/** lib/kvcache.py's cache_variants from the variants' specs: bytes, average per token, saving on MHA. */
+/** lib/lessons/kvcache.py's cache_variants from the variants' specs: bytes, average per token, saving on MHA. */
 export function variantRows(variants, tokens, dtypeBytes) {
   const bytes = variants.map((v) => kvBytes(v.spec, tokens, dtypeBytes));
   const mha = bytes[0];
@@ -144,7 +144,7 @@ export function denseVsMoe(total, active = total) {
   return { total, active, flops: 2 * active, memory: total * 2, share: active / total };
 }
 
-/** lib/kvcache.py's clamp: a typed value forced into [lo, hi] (empty or not a number: lo). */
+/** lib/lessons/kvcache.py's clamp: a typed value forced into [lo, hi] (empty or not a number: lo). */
 export function clamp(value, lo, hi, integer = true) {
   const x = value === "" || value === null || value === undefined ? NaN : Number(value);
   let out = Number.isNaN(x) ? lo : Math.min(Math.max(x, lo), hi);

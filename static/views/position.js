@@ -3,9 +3,9 @@
 // shifted), and one layer of the live model's queries and keys turned by RoPE.
 //
 // The server sends each part its data once (ui/position_view.py): the model's θ_i, two fixed
-// vectors, one layer's vectors before RoPE (packed, lib/payload.py) and each head's mean score by
-// distance (lib.rope.score_by_distance). Every move is worked out here with the same rules as
-// lib/rope.py (frequencies, angles, apply_rope, scores, score_vs_distance); tests/js/position.test.js
+// vectors, one layer's vectors before RoPE (packed, lib/serving/payload.py) and each head's mean score by
+// distance (lib.lessons.rope.score_by_distance). Every move is worked out here with the same rules as
+// lib/lessons/rope.py (frequencies, angles, apply_rope, scores, score_vs_distance); tests/js/position.test.js
 // holds the two together on fixtures tests/views_fixtures.py writes from lib.
 //
 // The four parts share their settings through the page store ("position.settings"): the angle
@@ -18,21 +18,21 @@ import {
 
 const STORE = "position.settings";
 
-// ------------------------------------------------------------------ the maths (as lib/rope.py)
+// ------------------------------------------------------------------ the maths (as lib/lessons/rope.py)
 
-/** lib.rope.frequencies: θ_i = base^(−2i/Dh), pair 0 the fastest. */
+/** lib.lessons.rope.frequencies: θ_i = base^(−2i/Dh), pair 0 the fastest. */
 export function frequencies(dHead, base) {
   const out = new Float64Array(dHead / 2);
   for (let i = 0; i < out.length; i++) out[i] = Math.pow(base, -(2 * i) / dHead);
   return out;
 }
 
-/** lib.rope.angles: the angle m·θ_i (radians, not reduced) of every pair at every position. */
+/** lib.lessons.rope.angles: the angle m·θ_i (radians, not reduced) of every pair at every position. */
 export function angles(positions, theta) {
   return positions.map((m) => Float64Array.from(theta, (th) => m * th));
 }
 
-/** One vector [Dh] turned to position `pos`, half-split pairs (i, i + Dh/2), as lib.rope.apply_rope. */
+/** One vector [Dh] turned to position `pos`, half-split pairs (i, i + Dh/2), as lib.lessons.rope.apply_rope. */
 export function rotate(x, pos, theta) {
   const h = theta.length;
   const out = new Float64Array(2 * h);
@@ -46,7 +46,7 @@ export function rotate(x, pos, theta) {
   return out;
 }
 
-/** lib.rope.apply_rope on rows [T, Dh] (flat, from `offset`) at positions 0..T−1. */
+/** lib.lessons.rope.apply_rope on rows [T, Dh] (flat, from `offset`) at positions 0..T−1. */
 export function applyRope(flat, rows, theta, offset = 0) {
   const d = 2 * theta.length;
   const out = new Float64Array(rows * d);
@@ -60,12 +60,12 @@ function dot(a, b) {
   return s;
 }
 
-/** lib.rope.scores for one query at n and one key at m: each turned to its own position, then the dot product. */
+/** lib.lessons.rope.scores for one query at n and one key at m: each turned to its own position, then the dot product. */
 export function score(q, k, n, m, theta) {
   return dot(rotate(q, n, theta), rotate(k, m, theta));
 }
 
-/** lib.rope.score_vs_distance: the query turned by each distance, the key at position 0. */
+/** lib.lessons.rope.score_vs_distance: the query turned by each distance, the key at position 0. */
 export function scoreVsDistance(q, k, distances, theta) {
   return Float64Array.from(distances, (d) => dot(rotate(q, d, theta), k));
 }

@@ -1,8 +1,8 @@
 // The next-token distribution, its filters and one draw, answered in the browser.
 //
 // The server sends the last position's logits once per text (sorted from the best token down,
-// packed as 16-bit integers: lib/payload.py) with the labels of the best candidates. Every move of
-// temperature, top-k, top-p or the seed is worked out here, with the same rules as lib/sampling.py
+// packed as 16-bit integers: lib/serving/payload.py) with the labels of the best candidates. Every move of
+// temperature, top-k, top-p or the seed is worked out here, with the same rules as lib/lessons/sampling.py
 // (filter_steps, seed_uniform, draw_at); tests/js/sampling.test.js holds the two together on
 // fixtures that tests/test_views.py writes from lib.
 
@@ -11,7 +11,7 @@ import {
   perFrame, plotlyText, slider, store, table, unpackU16, viewBox,
 } from "./common.js";
 
-// ------------------------------------------------------------------ the maths (as lib/sampling.py)
+// ------------------------------------------------------------------ the maths (as lib/lessons/sampling.py)
 
 /** Probabilities from scores; -Infinity gets 0 (the maximum subtracted first). */
 export function softmax(x) {
@@ -28,7 +28,7 @@ export function softmax(x) {
 }
 
 /**
- * lib/sampling.py's filter_steps on logits already sorted from the highest down (ties in id
+ * lib/lessons/sampling.py's filter_steps on logits already sorted from the highest down (ties in id
  * order), so every filter keeps a prefix: temperature, then top-k (ties with the k-th score
  * kept), then top-p (drop from the bottom while what is dropped is <= 1 - p; the best stays).
  * top_k 0 or >= V is off; top_p 1 is off; temperature 0 is greedy.
@@ -78,7 +78,7 @@ export function entropy(p) {
 
 const MASK64 = (1n << 64n) - 1n;
 
-/** lib/sampling.py's seed_uniform: one SplitMix64 step, its top 53 bits, in [0, 1). */
+/** lib/lessons/sampling.py's seed_uniform: one SplitMix64 step, its top 53 bits, in [0, 1). */
 export function seedUniform(seed) {
   let z = (BigInt(seed) + 0x9E3779B97F4A7C15n) & MASK64;
   z = ((z ^ (z >> 30n)) * 0xBF58476D1CE4E5B9n) & MASK64;
@@ -87,7 +87,7 @@ export function seedUniform(seed) {
   return Number(z >> 11n) / 2 ** 53;
 }
 
-/** lib/sampling.py's draw_at on probabilities in sorted order: the index whose CDF slice holds u. */
+/** lib/lessons/sampling.py's draw_at on probabilities in sorted order: the index whose CDF slice holds u. */
 export function drawAt(probs, u) {
   // Best first, ties in index order (a stable sort); the view's probabilities are in that order already.
   let sortedAlready = true;

@@ -3,7 +3,7 @@
 // text (step, play, readable or raw, ids), and the built-in paragraphs as the model's tokens.
 //
 // The server sends each animation once (ui/tokenization_view.py) as lib worked it out: every token
-// that lives at some step, with the step it is born at and the step it dies at (lib/bpe.py's
+// that lives at some step, with the step it is born at and the step it dies at (lib/lessons/bpe.py's
 // `lives`). Step k shows the tokens with born <= k < dies: the view does no BPE of its own.
 // tests/js/tokenization.test.js holds `alive` to lib's segments on fixtures tests/views_fixtures.py
 // writes.

@@ -49,7 +49,7 @@ def app_url(browser) -> Iterator[str]:
             track(pg)
             warm_text = None
             if "E2E_APP" not in os.environ:
-                from lib import i18n
+                from lib.course import i18n
 
                 warm_text = i18n.ui("en")["lesson.numbers.title"]
             goto(pg, f"{url}/?lang=en", warm_text, timeout=SERVER_WARM_TIMEOUT_MS)

@@ -21,7 +21,7 @@ import os
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from drivers import axe
 from tests.e2e import walk
 from drivers.browser import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto
@@ -116,7 +116,7 @@ def test_every_page_with_gemma_passes_axe_wcag21_aa(page, app_url):
     """The second built-in model (Gemma 3 270M, opened by a link's `model=`) on every page, in
     English: its lessons show other sections and sentences (sliding-window layers, scaled
     embeddings, post-norms), the layout is the same in both languages."""
-    from lib.models import GEMMA_MODEL
+    from lib.model.models import GEMMA_MODEL
 
     _need_axe()
     found = axe.survey(page, app_url, langs=("en",), timeout=SERVER_WARM_TIMEOUT_MS, model=GEMMA_MODEL)

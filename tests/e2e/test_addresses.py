@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from drivers.browser import APP_TIMEOUT_MS, goto
 
 pytestmark = pytest.mark.e2e
@@ -51,7 +51,7 @@ def test_the_notice_stays_when_the_browser_brings_back_what_it_kept(page, app_ur
     was raised for); on another lesson it is gone."""
     from playwright.sync_api import expect
 
-    from lib import progress_code as pc
+    from lib.learner import progress_code as pc
     from drivers.browser import click, type_text
 
     it = i18n.ui("it")

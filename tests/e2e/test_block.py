@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from drivers.browser import APP_TIMEOUT_MS, click, goto, loose, runs_of, settle, share_link, views_fit
 
 pytestmark = pytest.mark.e2e

@@ -13,9 +13,9 @@ import re
 
 import pytest
 
-from lib import i18n
-from lib.classroom import ClassStore
-from lib.quiz import load_bank
+from lib.classroom.classroom import ClassStore
+from lib.course import i18n
+from lib.course.quiz import load_bank
 from drivers.browser import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto, type_text
 
 pytestmark = pytest.mark.e2e

@@ -16,8 +16,8 @@ import pytest
 
 from drivers import axe
 from drivers.browser import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, goto, settle
-from lib import i18n
-from lib.classroom import ClassStore
+from lib.classroom.classroom import ClassStore
+from lib.course import i18n
 
 pytestmark = pytest.mark.e2e
 

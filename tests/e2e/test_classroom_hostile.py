@@ -21,8 +21,8 @@ import re
 import pytest
 
 from drivers.browser import APP_TIMEOUT_MS, REPO, SERVER_WARM_TIMEOUT_MS, click, goto, serve, type_text
-from lib import i18n
-from lib.classroom import DATABASE_ENV, ClassStore
+from lib.classroom.classroom import DATABASE_ENV, ClassStore
+from lib.course import i18n
 
 pytestmark = pytest.mark.e2e
 

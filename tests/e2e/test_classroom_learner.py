@@ -18,8 +18,8 @@ import json
 import pytest
 
 from drivers.browser import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto, settle, type_text
-from lib import i18n
-from lib.classroom import ClassStore
+from lib.classroom.classroom import ClassStore
+from lib.course import i18n
 
 pytestmark = pytest.mark.e2e
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from ui.nav import LESSONS
 from drivers.browser import REPO, SERVER_WARM_TIMEOUT_MS, serve, settle, track
 

@@ -13,8 +13,8 @@ import concurrent.futures
 
 import pytest
 
-from lib import i18n
-from lib.capture import DEFAULT_MAX_TOKENS
+from lib.course import i18n
+from lib.model.capture import DEFAULT_MAX_TOKENS
 from drivers.stclient import Learner, heatmap_tokens
 
 pytestmark = pytest.mark.e2e
@@ -164,7 +164,7 @@ def test_quiz_forms_answered_at_once(app_url):
                 by_choice.setdefault(choice, set()).add(v[0])
             assert all(len(s) == 1 for s in by_choice.values()), by_choice
             # and it is theirs: green exactly for the learners who chose the bank's answer
-            from lib.quiz import load_bank
+            from lib.course.quiz import load_bank
 
             q = next(q for q in load_bank("en", LESSON) if key == f"quiz.{LESSON}.{q.id}.answer")
             right = i18n.ui("en")["quiz.right"]

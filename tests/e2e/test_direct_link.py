@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from drivers.browser import APP_TIMEOUT_MS, REPO, SERVER_WARM_TIMEOUT_MS, goto, serve
 
 pytestmark = pytest.mark.e2e

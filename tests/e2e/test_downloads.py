@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from drivers.browser import APP_TIMEOUT_MS, click, goto
 
 pytestmark = pytest.mark.e2e

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from drivers import axe
 from drivers.browser import CHARTS, APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto, runs_of, settle, type_text
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from drivers import axe
 from drivers.browser import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, frames, goto, settle, type_text
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from drivers.browser import APP_TIMEOUT_MS, REPO, SERVER_WARM_TIMEOUT_MS, goto, save_screenshot, serve, type_text
 from drivers.hub_standin import OWNER, HubStandIn, Repo
 

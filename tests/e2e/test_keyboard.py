@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from drivers.browser import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, goto, runs_of, settle
 
 pytestmark = pytest.mark.e2e

@@ -5,7 +5,7 @@ the server nothing; the numbers and the charts follow at once, the sections far 
 keeps the settings, the share link carries them, and every view fits a phone's width after the
 window narrows.
 
-The expected figures come from lib.arithmetic on the live model's own config.json, written the way
+The expected figures come from lib.model.arithmetic on the live model's own config.json, written the way
 the page writes sizes (decimal units, three significant digits at most).
 """
 
@@ -16,10 +16,10 @@ import re
 
 import pytest
 
-from lib import i18n
-from lib.arithmetic import kv_cache_bytes
-from lib.models import converted_dir
-from lib.reference import REFERENCE_MODELS
+from lib.course import i18n
+from lib.lessons.reference import REFERENCE_MODELS
+from lib.model.arithmetic import kv_cache_bytes
+from lib.model.models import converted_dir
 from drivers.browser import APP_TIMEOUT_MS, goto, runs_of, settle, share_link
 
 pytestmark = pytest.mark.e2e

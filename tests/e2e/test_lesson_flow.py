@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from lib import i18n
-from lib.quiz import load_bank
+from lib.course import i18n
+from lib.course.quiz import load_bank
 from drivers.browser import CHARTS, APP_TIMEOUT_MS, click, goto, save_screenshot, slide, type_text
 
 pytestmark = pytest.mark.e2e

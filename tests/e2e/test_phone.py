@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from drivers import axe
 from drivers.browser import SERVER_WARM_TIMEOUT_MS, frames, goto, offline_page, settle
 

@@ -13,8 +13,8 @@ import math
 
 import pytest
 
-from lib import i18n
-from lib.quiz import format_number
+from lib.course import i18n
+from lib.course.quiz import format_number
 from drivers.browser import APP_TIMEOUT_MS, goto, runs_of, settle, share_link, slide
 
 pytestmark = pytest.mark.e2e

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from lib import i18n
-from lib.quiz import load_bank
+from lib.course import i18n
+from lib.course.quiz import load_bank
 from drivers.browser import (APP_TIMEOUT_MS, REPO, SERVER_WARM_TIMEOUT_MS, _free_port, click, goto, serve,
                                 type_text)
 

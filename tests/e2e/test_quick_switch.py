@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from drivers.browser import APP_TIMEOUT_MS, runs_of, settle
 
 pytestmark = pytest.mark.e2e

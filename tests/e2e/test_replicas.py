@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from lib import i18n
-from lib.quiz import load_bank
+from lib.course import i18n
+from lib.course.quiz import load_bank
 from drivers import browser as e2e
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

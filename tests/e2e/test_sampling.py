@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from lib import i18n
-from lib.quiz import format_number
-from lib.sampling import seed_uniform
+from lib.course import i18n
+from lib.course.quiz import format_number
+from lib.lessons.sampling import seed_uniform
 from drivers.browser import APP_TIMEOUT_MS, click, goto, runs_of, settle, share_link, slide
 
 pytestmark = pytest.mark.e2e

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from drivers.browser import APP_TIMEOUT_MS, click, goto, offline_context, track, type_text
 
 pytestmark = pytest.mark.e2e

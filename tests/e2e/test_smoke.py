@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-from lib import bertviz_view, i18n
+from lib.course import i18n
+from lib.lessons import bertviz_view
 from drivers.browser import APP_TIMEOUT_MS, goto, link_static, serve
 
 pytestmark = pytest.mark.e2e
@@ -30,7 +31,7 @@ BERTVIZ_APP = '''
 import numpy as np
 import streamlit as st
 
-from lib.bertviz_view import head_view_html
+from lib.lessons.bertviz_view import head_view_html
 
 TOKENS = ["Il", " gatto", " </script>", " 🙂", " dorme"]
 rng = np.random.default_rng(0)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from lib import i18n
-from lib import progress_code as pc
+from lib.course import i18n
+from lib.learner import progress_code as pc
 from drivers.browser import APP_TIMEOUT_MS, goto, track, type_text
 
 pytestmark = pytest.mark.e2e

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from lib import i18n
+from lib.course import i18n
 from drivers.browser import APP_TIMEOUT_MS, click, goto, runs_of, settle, share_link, views_fit
 
 pytestmark = pytest.mark.e2e
@@ -26,7 +26,7 @@ def test_the_animations_answer_in_the_browser_and_the_replay_reaches_the_tokeniz
     from playwright.sync_api import expect
     from tokenizers import Tokenizer
 
-    from lib.models import converted_dir
+    from lib.model.models import converted_dir
 
     en = i18n.ui("en")
     page.set_viewport_size({"width": 1400, "height": 1000})

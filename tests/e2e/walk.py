@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lib import i18n
+from lib.course import i18n
 from drivers import axe
 from tests.e2e import chart_boxes
 from drivers.browser import CHARTS, SERVER_WARM_TIMEOUT_MS, goto, offline_page

@@ -1,4 +1,4 @@
-// static/views/attention_steps.js against lib/attention.py's flash_attention (tests/views_fixtures.py
+// static/views/attention_steps.js against lib/lessons/attention.py's flash_attention (tests/views_fixtures.py
 // wrote the expected walks from the same float32 scores the view is sent).
 import { test } from "node:test";
 import assert from "node:assert/strict";

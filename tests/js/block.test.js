@@ -1,4 +1,4 @@
-// static/views/block.js against lib/block.py (tests/views_fixtures.py wrote the expected values):
+// static/views/block.js against lib/lessons/block.py (tests/views_fixtures.py wrote the expected values):
 // the norm's two outputs the view draws are lib's RMSNorm and LayerNorm with the same gain.
 import { test } from "node:test";
 import assert from "node:assert/strict";

@@ -6,7 +6,7 @@ import { formatNumber, pct, unpackU16, fill, store } from "../../static/views/co
 
 const fx = JSON.parse(readFileSync(new URL("../fixtures/views/common.json", import.meta.url)));
 
-test("unpackU16 reads lib/payload.py's packing value for value", () => {
+test("unpackU16 reads lib/serving/payload.py's packing value for value", () => {
   for (const { packed, values } of fx.packs) {
     assert.deepEqual(Array.from(unpackU16(packed)), values);
   }
@@ -17,7 +17,7 @@ test("a payload that says another length is refused", () => {
   assert.throws(() => unpackU16({ ...packed, n: packed.n + 1 }), /says/);
 });
 
-test("formatNumber writes every number as lib/quiz.py's format_number does", () => {
+test("formatNumber writes every number as lib/course/quiz.py's format_number does", () => {
   for (const { value, digits, lang, text } of fx.numbers) {
     assert.equal(formatNumber(value, lang, digits), text, `${value} ${digits} ${lang}`);
   }

@@ -1,4 +1,4 @@
-// static/views/embeddings.js against lib/embeddings.py (tests/views_fixtures.py wrote the expected
+// static/views/embeddings.js against lib/lessons/embeddings.py (tests/views_fixtures.py wrote the expected
 // values): the k nearest the view shows are lib's nearest(k), read from nearest(30) by both
 // measures; the rows it shows are the table's first columns.
 import { test } from "node:test";

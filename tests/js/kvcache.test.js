@@ -1,4 +1,4 @@
-// static/views/kvcache.js against lib/arithmetic.py and lib/kvcache.py (tests/views_fixtures.py
+// static/views/kvcache.js against lib/model/arithmetic.py and lib/lessons/kvcache.py (tests/views_fixtures.py
 // wrote the expected values): bytes exactly, FLOPs and speeds to 1e-12, sizes as the page writes them.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -106,7 +106,7 @@ test("serving, training and experts are lib's decode_step, training_* and dense_
   }
 });
 
-test("a typed number is clamped as lib/kvcache.py's clamp does", () => {
+test("a typed number is clamped as lib/lessons/kvcache.py's clamp does", () => {
   for (const c of fx.clamps) {
     const got = clamp(c.given, c.lo, c.hi, c.integer);
     assert.equal(got.value, c.value, JSON.stringify(c));

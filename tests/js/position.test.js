@@ -1,4 +1,4 @@
-// static/views/position.js against lib/rope.py (tests/views_fixtures.py wrote the expected values),
+// static/views/position.js against lib/lessons/rope.py (tests/views_fixtures.py wrote the expected values),
 // for the bases of the course's models (SmolLM2, Gemma 3's global and windowed layers, the tests' tiny Gemma).
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -30,14 +30,14 @@ test("frequencies are lib's θ_i = base^(−2i/Dh); pair 0 turns 1 rad per token
   }
 });
 
-test("angles are m·θ_i at every position, as lib.rope.angles", () => {
+test("angles are m·θ_i at every position, as lib.lessons.rope.angles", () => {
   for (const c of fx.cases) {
     const a = angles(c.positions, frequencies(c.d_head, c.base));
     c.angles.forEach((row, i) => close(a[i], row, `angles m=${c.positions[i]} base=${c.base}`));
   }
 });
 
-test("applyRope turns rows as lib.rope.apply_rope, with the base's θ_i or a model's own", () => {
+test("applyRope turns rows as lib.lessons.rope.apply_rope, with the base's θ_i or a model's own", () => {
   for (const c of fx.cases) {
     const rows = c.x.length;
     const flat = Float64Array.from(c.x.flat());

@@ -1,4 +1,4 @@
-// static/views/sampling.js against lib/sampling.py (tests/views_fixtures.py wrote the expected values).
+// static/views/sampling.js against lib/lessons/sampling.py (tests/views_fixtures.py wrote the expected values).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";

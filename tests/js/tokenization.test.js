@@ -1,4 +1,4 @@
-// static/views/tokenization.js against lib/bpe.py (tests/views_fixtures.py wrote the expected values):
+// static/views/tokenization.js against lib/lessons/bpe.py (tests/views_fixtures.py wrote the expected values):
 // the tokens alive at each step are the ones lib's segments give, and packed integers come back exactly.
 import { test } from "node:test";
 import assert from "node:assert/strict";
