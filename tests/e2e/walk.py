@@ -59,6 +59,8 @@ class Walk:
     - `sideways[(path, size)]`: axe.sideways (px the document and the main container scroll sideways).
     - `names[path]` (for `NAMED`): the visible charts' aria-labels at 1280 x 900, and the role or
       accessible-name checks that failed (Playwright's own computed role and name).
+    - `texts[path]`: the page's whole text (`document.body.innerText`) at 1280 x 900, scrolled to its
+      end (every section computed on approach drawn).
     - `external`: requests the page tried outside this machine (all aborted).
     """
 
@@ -68,6 +70,7 @@ class Walk:
     clashes: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     sideways: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
     names: dict[str, dict] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
 
 
 def _chart_names(page) -> dict:
@@ -113,6 +116,7 @@ def italian(browser, app_url: str, timeout: int = SERVER_WARM_TIMEOUT_MS) -> Wal
                         walk.axe[f"it/{path or axe.nav_first()}"] = axe.violations(page)
                     if path in NAMED:
                         walk.names[path] = _chart_names(page)
+                    walk.texts[path] = page.evaluate("() => document.body.innerText")
                 walk.charts[path, name] = chart_boxes.chart_count(page)
                 walk.clashes[path, name] = chart_boxes.clashes(page)
                 walk.sideways[path, name] = axe.sideways(page)
