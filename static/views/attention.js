@@ -8,7 +8,7 @@
 // a layer not sent yet reruns them with this section (ui/attention_view.py take_layer). bertviz
 // follows the layer through ui/follow.py (its page is the server's).
 import {
-  cellCanvas, clearView, keepFocus, el, fill, formatNumber, hoverTip, perFrame, plotly, slider, store, unpackU16,
+  cellCanvas, chartBox, clearView, keepFocus, el, fill, formatNumber, hoverTip, perFrame, plotly, slider, store, unpackU16,
 } from "./common.js";
 
 /** One head's [n, n] weights out of the layer's [H, n, n], as rows. */
@@ -60,24 +60,13 @@ function figure(layerData, head, data) {
   };
 }
 
-function weightsTable(box, layerData, head, data) {
+/** The head's weights as its chart's table: [head, rows] for common.js's table (a query's row
+ * headed by its token, "—" where the mask hides a key). */
+function weightsTable(layerData, head, data) {
   const n = layerData.n;
-  const rows = headRows(layerData.w, n, head);
-  const t = document.createElement("table");
-  const tr = el(el(t, "thead"), "tr");
-  const corner = el(tr, "th");
-  corner.scope = "col";
-  corner.textContent = data.labels.corner;
-  for (const name of data.tokens) { const th = el(tr, "th"); th.scope = "col"; th.textContent = name; }
-  const body = el(t, "tbody");
-  rows.forEach((r, i) => {
-    const row = el(body, "tr");
-    const th = el(row, "th");
-    th.scope = "row";
-    th.textContent = data.tokens[i];
-    r.forEach((w, j) => { el(row, "td").textContent = layerData.mask[i * n + j] ? formatNumber(w, data.lang, 4) : "—"; });
-  });
-  box.replaceChildren(t);
+  const rows = headRows(layerData.w, n, head).map((r, i) => [data.tokens[i]].concat(
+    r.map((w, j) => (layerData.mask[i * n + j] ? formatNumber(w, data.lang, 4) : "—"))));
+  return [[data.labels.corner].concat(data.tokens), rows];
 }
 
 function scoresTable(box, headData, data) {
@@ -133,15 +122,12 @@ function build(root, data, component) {
   waiting.setAttribute("role", "status");
   const main = el(box, "div", "itt-columns");
   const left = el(main, "div", "itt-wide");
-  const chart = el(left, "div", "itt-chart");
-  chart.setAttribute("role", "figure");
+  const heatmap = chartBox(left, { tableLabel: L.table });
+  const chart = heatmap.fig;
+  const plot = heatmap.plot;
   // The head's name above the chart, not in plotly's layout, so that a head drawn on the canvas
   // (cellCanvas) is named without a replot.
-  const heading = el(chart, "p", "itt-chart-title");
-  const plot = el(chart, "div");
-  const details = el(left, "details", "itt-table");
-  el(details, "summary").textContent = L.table;
-  const tableBox = el(details, "div", "itt-table-box");
+  const heading = chart.insertBefore(el(chart, "p", "itt-chart-title"), plot);
   const sums = el(left, "p", "itt-help");
   const right = el(main, "div", "itt-side");
   const said = el(right, "p", "itt-said");
@@ -180,8 +166,7 @@ function build(root, data, component) {
     said.classList.toggle("itt-clear", hd.clear);
     sums.textContent = hd.sums;
     scoresTable(scoresBox, hd, data);
-    if (details.open) weightsTable(tableBox, here, h, data);
-    else tableBox.replaceChildren();
+    heatmap.table(() => weightsTable(here, h, data));
     const state = JSON.stringify({ layer, head: h });
     box.dataset.state = state;
     clearTimeout(catchUp);
@@ -199,7 +184,6 @@ function build(root, data, component) {
       .then(() => { if (paint) paint(headCells(here, h)); heading.textContent = hd.title; box.dataset.drawn = state; })
       .catch(() => { plot.textContent = L.unavailable; });
   };
-  details.addEventListener("toggle", () => { if (details.open) draw(); });
   const later = perFrame(draw);
   headInput.addEventListener("input", () => {
     head = Number(headInput.value);

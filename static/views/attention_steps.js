@@ -260,7 +260,7 @@ function drawTab(panel, data, layer, head, sent, tab) {
     chart.fig.setAttribute("aria-label", L.concat_title);
     chart.fig.dataset.testid = "attention.step.concat_chart";
     const names = f.share.map((_, i) => fill(L.head_n, { h: i }));
-    tableOf(chart.box, { head: [L.head, L.share], rows: f.share.map((s, i) => [names[i], formatNumber(s, lang, 3)]) });
+    chart.table(() => [[L.head, L.share], f.share.map((s, i) => [names[i], formatNumber(s, lang, 3)])]);
     const spec = { data: [{ type: "bar", x: names, y: f.share,
       marker: { color: f.share.map((_, i) => (i === head ? data.palette[3] : data.palette[0])) },
       hovertemplate: "%{x}: %{y:.3f}<extra></extra>" }],
@@ -314,11 +314,8 @@ function buildMask(root, data) {
     const state = JSON.stringify({ layer, head });
     box.dataset.state = state;
     draw(chart.plot, data, spec, () => { box.dataset.drawn = state; });
-    const fillTable = () => tableOf(chart.box, { head: [L.corner].concat(data.tokens), rows: z.map((r, i) => [data.tokens[i]].concat(
-      r.map((x) => formatNumber(x, lang, 4)))) });
-    if (chart.details.open) fillTable();
-    else chart.box.replaceChildren();
-    chart.details.ontoggle = () => { if (chart.details.open) fillTable(); };
+    chart.table(() => [[L.corner].concat(data.tokens), z.map((r, i) => [data.tokens[i]].concat(
+      r.map((x) => formatNumber(x, lang, 4))))]);
   }, status);
 }
 
@@ -417,10 +414,7 @@ function buildFlash(root, data) {
     const state = JSON.stringify({ layer, head, block, step });
     box.dataset.state = state;
     draw(chart.plot, data, spec, () => { box.dataset.drawn = state; });
-    const fillTable = () => tableOf(chart.box, { head: [L.corner].concat(ticks), rows: z.map((r, i) => [ticks[i]].concat(r.map((v) => names[v]))) });
-    if (chart.details.open) fillTable();
-    else chart.box.replaceChildren();
-    chart.details.ontoggle = () => { if (chart.details.open) fillTable(); };
+    chart.table(() => [[L.corner].concat(ticks), z.map((r, i) => [ticks[i]].concat(r.map((v) => names[v])))]);
     store().set(FLASH_STEP, step);
   };
   const laterStep = perFrame(drawStep);
@@ -509,18 +503,15 @@ function buildScaling(root, data) {
     const state = JSON.stringify({ dh: o.dh });
     box.dataset.state = state;
     draw(chart.plot, data, spec, () => { box.dataset.drawn = state; });
-    const tables = () => {
-      const one = el(chart.box, "div");
-      const two = el(chart.box, "div");
+    chart.table((into) => {
+      const one = el(into, "div");
+      const two = el(into, "div");
       tableOf(one, { caption: L.row, head: ["", L.raw, L.scaled],
         rows: keys.map((k, j) => [k, formatNumber(o.weights_raw[j], lang, 3), formatNumber(o.weights_scaled[j], lang, 3)]) });
       const bins = (h, name) => h.counts.map((c, i) => [name, formatNumber(h.lo + i * h.width, lang, 2),
         formatNumber(h.lo + (i + 1) * h.width, lang, 2), formatNumber(c, lang)]);
       tableOf(two, { caption: L.spread, head: ["", L.from, L.to, L.count], rows: bins(o.raw, L.raw).concat(bins(o.scaled, L.scaled)) });
-    };
-    chart.box.replaceChildren();
-    if (chart.details.open) tables();
-    chart.details.ontoggle = () => { chart.box.replaceChildren(); if (chart.details.open) tables(); };
+    });
   };
   const later = perFrame(show);
   input.addEventListener("input", () => {

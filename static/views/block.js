@@ -9,7 +9,7 @@
 // sum the view does (the norm's two outputs, `normLines`) is held to lib by tests/js/block.test.js.
 
 import {
-  chartBox, drawChart, el, fill, formatNumber, keepSettings, linkedSettings, metric, perFrame, plotlyText, richText, select, tableWhenOpen,
+  chartBox, drawChart, el, fill, formatNumber, keepSettings, linkedSettings, metric, perFrame, plotlyText, richText, select,
   slider, table, unpackInts, unpackU16, viewBox, viewHost,
 } from "./common.js";
 
@@ -60,7 +60,6 @@ function normPart(box, data) {
   const cells = ["mean", "rms", "std", "length_in", "length_scaled"].map((name) =>
     metric(metrics, { label: L[name], help: name === "length_scaled" ? L.sqrt_d : null }).value);
   const c = chartBox(box, { tableLabel: L.table, height: data.layout.height });
-  const toTable = tableWhenOpen(c);
   const gap = el(box, "p", "itt-help");
   const dims = Array.from({ length: data.weight.length }, (_, i) => i);
   const show = () => {
@@ -82,7 +81,7 @@ function normPart(box, data) {
       line(rmsOut, 3, data.palette[1], { name: L.rms_name }),
       line(layerOut, 3, data.palette[3], { name: L.layer_name, line: { color: data.palette[3], dash: "dot" } })],
     layout }, data.config, L.unavailable).then((drawn) => { if (drawn) box.dataset.drawn = String(tok); });
-    toTable(() => [[L.dim, "x", "g", L.rms_name, L.layer_name], dims.map((i) => [num(i), num(x[i], 3),
+    c.table(() => [[L.dim, "x", "g", L.rms_name, L.layer_name], dims.map((i) => [num(i), num(x[i], 3),
       num(data.weight[i], 3), num(rmsOut[i], 3), num(layerOut[i], 3)])]);
     gap.textContent = fill(L.gap, { diff: num(diff, 3), mean: num(mean, 3) });
     box.dataset.state = JSON.stringify({ norm_token: tok });
@@ -106,7 +105,6 @@ function contribPart(box, data) {
   const resid = back(data.resid);  // [L+1, T]
   const pick = tokenPick(box, data, "resid_token");
   const c = chartBox(box, { tableLabel: L.table, height: 380 });
-  const toTable = tableWhenOpen(c);
   const show = () => {
     const tok = Number(pick.value);
     keep({ resid_token: tok });
@@ -125,7 +123,7 @@ function contribPart(box, data) {
       title: { text: plotlyText(title) }, xaxis: { title: { text: L.x } }, yaxis: { title: { text: L.y }, type: "log" },
       legend: { orientation: "h", y: -0.2 } } }, data.config, L.unavailable)
       .then((drawn) => { if (drawn) box.dataset.drawn = String(tok); });
-    toTable(() => [[L.x, L.attn, L.mlp, L.resid], r.map((v, l) => [num(l), l < nL ? num(a[l], 1) : "—",
+    c.table(() => [[L.x, L.attn, L.mlp, L.resid], r.map((v, l) => [num(l), l < nL ? num(a[l], 1) : "—",
       l < nL ? num(m[l], 1) : "—", num(v, 1)])]);
     box.dataset.state = JSON.stringify({ resid_token: tok });
   };
@@ -157,7 +155,6 @@ function lensPart(box, data) {
   reading.setAttribute("aria-live", "polite");
   reading.dataset.testid = "block.lens.reading";
   const c = chartBox(box, { tableLabel: L.table, height: 340 });
-  const toTable = tableWhenOpen(c);
   const onTop = el(box, "p", "itt-help");
   const grid = el(box, "div", "itt-table-box itt-lens-table");
   grid.setAttribute("role", "region");
@@ -195,7 +192,7 @@ function lensPart(box, data) {
         automargin: false },
       shapes: [{ type: "line", x0: l, x1: l, xref: "x", y0: 0, y1: 1, yref: "paper", line: { color: data.palette[3], width: 2 } }] } },
     data.config, L.unavailable).then((drawn) => { if (drawn) box.dataset.drawn = `${l},${i}`; });
-    toTable(() => [[L.x, fill(L.prob, { final }), L.rank], layers.map((j) => [num(j), num(prob[j], 3), num(rank[j])])]);
+    c.table(() => [[L.x, fill(L.prob, { final }), L.rank], layers.map((j) => [num(j), num(prob[j], 3), num(rank[j])])]);
     // The chosen layer's top tokens at every position (the table the lesson reads): the same for
     // every position, built again only for another layer.
     if (l !== gridLayer) {

@@ -333,7 +333,8 @@ export function table(box, head, rows, rowHeader = 0) {
 
 /** A chart named for a screen reader (role figure, `label` its name, or set later on `fig`), with
  * its table alternative in a <details> under it, opened by `tableLabel`. `height`: the room the plot
- * keeps until it is drawn. Returns { fig, plot, details, box }: `table(box, ...)` fills the table. */
+ * keeps until it is drawn. Returns { fig, plot, details, box, table }: `table(make)` fills the table
+ * alternative from the latest data, only while it is open (lazyTable). */
 export function chartBox(parent, { label, tableLabel, height, plotClass }) {
   const fig = el(parent, "div", "itt-chart");
   fig.setAttribute("role", "figure");
@@ -343,17 +344,30 @@ export function chartBox(parent, { label, tableLabel, height, plotClass }) {
   const details = el(parent, "details", "itt-table");
   el(details, "summary").textContent = tableLabel;
   const box = el(details, "div", "itt-table-box");
-  return { fig, plot, details, box };
+  return { fig, plot, details, box, table: lazyTable(details, box) };
 }
 
-/** A chartBox's table filled only while its <details> is open: the returned set(make), make()
- * giving [head, rows], fills it now if the table is open, or when the learner opens it. A move
- * then costs nothing for a closed table (64 rows rebuilt, and the page laid out again, per move). */
-export function tableWhenOpen({ details, box }) {
-  let make = null;
-  const fillNow = () => { if (make) { table(box, ...make()); make = null; } };
-  details.addEventListener("toggle", () => { if (details.open) fillNow(); });
-  return (fn) => { make = fn; if (details.open) fillNow(); };
+/** The one way a chart's table alternative is filled: only while its <details> is open. The
+ * returned set(make) takes the latest data's `make`: run at once if the table is open, else the
+ * box is emptied and `make` runs when the learner opens it (the latest one only). `make(box)`
+ * returns [head, rows, rowHeader?] for table(), or fills the emptied box itself and returns
+ * nothing. A move then costs nothing for a closed table (64 rows rebuilt, and the page laid out
+ * again, per move). */
+export function lazyTable(details, box) {
+  let make = null;  // the latest data's, not built yet
+  const build = () => {
+    const fn = make;
+    make = null;
+    box.replaceChildren();
+    const cells = fn(box);
+    if (Array.isArray(cells)) table(box, ...cells);
+  };
+  details.addEventListener("toggle", () => { if (details.open && make) build(); });
+  return (fn) => {
+    make = fn;
+    if (details.open) build();
+    else box.replaceChildren();
+  };
 }
 
 /** Draws `spec` ({ data, layout }) into a chartBox's plot with plotly.js from `src`, and lets go of

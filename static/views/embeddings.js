@@ -42,15 +42,6 @@ const FIELDS = ["dims", "k", "metric", "pca_add", "depth"];  // ui/share.py's IN
 const startSettings = (data) => linkedSettings("embeddings", data.settings || {}, FIELDS);
 const keep = (values) => keepSettings("embeddings", values);
 
-/** A chart and its table alternative (chartBox); the table is built when opened, and again at each
- * move while open: a closed table costs nothing. */
-function chart(parent, name, tableLabel, height) {
-  const c = chartBox(parent, { label: name, tableLabel, height });
-  let build = null;
-  c.details.addEventListener("toggle", () => { if (c.details.open && build) build(); });
-  return Object.assign(c, { table(fn) { build = fn; if (c.details.open) fn(); } });
-}
-
 function draw(data, c, traces, layout, drawn, box) {
   drawChart(c.plot, data.plotly, { data: traces, layout: Object.assign({ separators: data.separators }, layout) },
     data.config, data.labels.unavailable).then((ok) => { if (ok) box.dataset.drawn = drawn; });
@@ -68,7 +59,7 @@ function rowsPart(box, data) {
   const dims = slider(box, { label: L.dims, min: data.dims_min, max: nDims, step: 1,
     value: clamp(st.dims, data.dims_min, nDims, Math.min(32, nDims)), format: (v) => num(v), testid: "embeddings.dims" });
   const height = Math.max(260, 22 * names.length + 110);
-  const c = chart(box, L.name, L.table, height);
+  const c = chartBox(box, { label: L.name, tableLabel: L.table, height });
   const show = () => {
     const d = Number(dims.value);
     keep({ dims: d });
@@ -78,8 +69,8 @@ function rowsPart(box, data) {
       zmid: 0, hovertemplate: `${L.hover}<extra></extra>` }],
     { height, margin: { l: 10, r: 10, t: 30, b: 10 }, xaxis: { title: { text: L.x } },
       yaxis: { autorange: "reversed", type: "category" } }, String(d), box);
-    c.table(() => table(c.box, [L.token].concat(Array.from({ length: d }, (_, j) => num(j))),
-      z.map((row, i) => [names[i]].concat(row.map((v) => num(v, 3))))));
+    c.table(() => [[L.token].concat(Array.from({ length: d }, (_, j) => num(j))),
+      z.map((row, i) => [names[i]].concat(row.map((v) => num(v, 3))))]);
     box.dataset.state = JSON.stringify({ dims: d });
   };
   dims.addEventListener("input", perFrame(show));
@@ -129,7 +120,7 @@ function pcaPart(box, data) {
   Object.assign(add, { type: "checkbox", checked: st.pca_add !== false });
   add.dataset.testid = "embeddings.pca_add";
   lab.appendChild(document.createTextNode(L.add));
-  const c = chart(box, L.name, L.table, 460);
+  const c = chartBox(box, { label: L.name, tableLabel: L.table, height: 460 });
   const caption = el(box, "p", "itt-help");
   const show = () => {
     const on = add.checked;
@@ -147,8 +138,8 @@ function pcaPart(box, data) {
     draw(data, c, traces, { height: 460, margin: { l: 10, r: 10, t: 30, b: 10 },
       xaxis: { title: { text: fill(L.x, { share: share(p.explained[0]) }) } },
       yaxis: { title: { text: fill(L.y, { share: share(p.explained[1]) }) } } }, on ? "with" : "alone", box);
-    c.table(() => table(c.box, [L.point, L.kind, L.first, L.second], p.names.map((name, i) =>
-      [name, p.is_word[i] ? L.words : L.neighbours, num(p.x[i], 3), num(p.y[i], 3)])));
+    c.table(() => [[L.point, L.kind, L.first, L.second], p.names.map((name, i) =>
+      [name, p.is_word[i] ? L.words : L.neighbours, num(p.x[i], 3), num(p.y[i], 3)])]);
     caption.textContent = fill(L.caption, { share: share(p.explained[0] + p.explained[1]) });
     box.dataset.state = JSON.stringify({ pca_add: on });
   };
@@ -167,7 +158,7 @@ function depthPart(box, data) {
     format: (v) => num(v), testid: "embeddings.depth" });
   const metrics = el(box, "div", "itt-metrics");
   const cells = [metric(metrics, { testid: "embeddings.cos_ab", delta: true }), metric(metrics), metric(metrics)];
-  const c = chart(box, L.name, L.table, 320);
+  const c = chartBox(box, { label: L.name, tableLabel: L.table, height: 320 });
   const depths = Array.from({ length: nL + 1 }, (_, j) => j);
   const show = () => {
     const d = Number(depth.value);
@@ -186,8 +177,8 @@ function depthPart(box, data) {
         hoverinfo: "skip" }],
     { height: 320, showlegend: false, margin: { l: 10, r: 10, t: 30, b: 10 }, xaxis: { title: { text: L.x } },
       yaxis: { title: { text: L.y }, range: data.range } }, String(d), box);
-    c.table(() => table(c.box, [L.col_depth, L.col_ab, L.col_a, L.col_b], depths.map((j) =>
-      [num(j), num(data.cos[j], 3), num(data.own[0][j], 3), num(data.own[1][j], 3)])));
+    c.table(() => [[L.col_depth, L.col_ab, L.col_a, L.col_b], depths.map((j) =>
+      [num(j), num(data.cos[j], 3), num(data.own[0][j], 3), num(data.own[1][j], 3)])]);
     box.dataset.state = JSON.stringify({ depth: d });
   };
   depth.addEventListener("input", perFrame(show));

@@ -380,9 +380,9 @@ function buildCalc(root, data) {
     const figure = calcFigure(c, data);
     fig.fig.setAttribute("aria-label", fill(L["chart.kvcache.calc_chart"], { title: figure.layout.title.text }));
     const gb = 1e9, two = (x) => formatNumber(x, lang, 2);
-    table(fig.box, ["GB", L["kvcache.weights"], L["kvcache.chart.cache"], L["kvcache.table.sum"], L["kvcache.table.card"]],
+    fig.table(() => [["GB", L["kvcache.weights"], L["kvcache.chart.cache"], L["kvcache.table.sum"], L["kvcache.table.card"]],
       figure.data[0].x.map((row, i) => [row, two(c.weights / gb), two(figure.data[1].y[i]),
-        two(c.weights / gb + figure.data[1].y[i]), two(c.card / gb)]));
+        two(c.weights / gb + figure.data[1].y[i]), two(c.card / gb)])]);
     // What the other sections read: the settings, and the model they price (the 8B when this one
     // cannot be counted), as ui/kvcache_view.py's Choice.priced did.
     const priced = spec.params ? { label: chosen.short, spec } :
@@ -426,9 +426,9 @@ function buildVariants(root, data) {
       hovertemplate: `%{x}: %{text}<br>${L["kvcache.variant.hover"]}<extra></extra>` }],
       layout: baseLayout(data, { height: 360, title: { text: title }, yaxis: { title: { text: "GB" } } }) };
     fig.fig.setAttribute("aria-label", fill(L["chart.kvcache.variants_chart"], { title }));
-    table(fig.box, [L["kvcache.variant.col.kind"], L["kvcache.variant.col.per_token"], L["kvcache.variant.col.per_user"],
+    fig.table(() => [[L["kvcache.variant.col.kind"], L["kvcache.variant.col.per_token"], L["kvcache.variant.col.per_user"],
       L["kvcache.variant.col.saving"], fill(L["kvcache.variant.col.users"], { card: formatNumber(cardGb, lang) })],
-      rows.map((r, i) => [names[i], kib(r.perToken, lang), size(r.bytes, lang), `${formatNumber(r.saving, lang, 1)}×`, fitText[i]]));
+      rows.map((r, i) => [names[i], kib(r.perToken, lang), size(r.bytes, lang), `${formatNumber(r.saving, lang, 1)}×`, fitText[i]])]);
     const by = Object.fromEntries(rows.map((r) => [r.kind, size(r.bytes, lang)]));
     rich(after, fill(data.after, Object.assign(by, { tokens: formatNumber(tokens, lang), window: formatNumber(data.local_window, lang) })));
     const state = JSON.stringify({ tokens, cache: now.cache, card_gb: cardGb });
@@ -545,8 +545,8 @@ function buildServe(root, data) {
     layout: baseLayout(data, { height: 340, margin: { l: 10, r: 10, t: 30, b: 10 },
       xaxis: { type: "log", title: { text: L["kvcache.serve.x"] }, tickvals: batches },
       yaxis: { type: "log", title: { text: L["kvcache.serve.y"] }, dtick: 1 } }) };
-    table(fig.box, [L["kvcache.serve.x"], L["kvcache.serve.total"], L["kvcache.serve.each"]],
-      steps.map((s, i) => [formatNumber(batches[i], lang), formatNumber(s.tokensPerS, lang, 1), formatNumber(s.perUser, lang, 1)]));
+    fig.table(() => [[L["kvcache.serve.x"], L["kvcache.serve.total"], L["kvcache.serve.each"]],
+      steps.map((s, i) => [formatNumber(batches[i], lang), formatNumber(s.tokensPerS, lang, 1), formatNumber(s.perUser, lang, 1)])]);
     const state = JSON.stringify({ model: priced.label, tokens, users, bandwidth: v["serve.bandwidth"] });
     box.dataset.state = state;
     draw(data, fig.plot, figure, () => { box.dataset.drawn = state; });

@@ -13,7 +13,7 @@
 
 import {
   cellCanvas, chartBox, drawChart, el, fill, formatNumber, hoverTip, keepSettings, linkedSettings, metric, noteBox, numberBox,
-  perFrame, plotlyText, radios, slider, store, tableWhenOpen, unpackU16, viewBox,
+  perFrame, plotlyText, radios, slider, store, unpackU16, viewBox,
 } from "./common.js";
 
 const STORE = "position.settings";
@@ -139,8 +139,8 @@ function namedChart(parent, data, height) {
       c.fig.setAttribute("aria-label", name);
       return drawChart(c.plot, data.plotly, spec, data.config, data.labels.unavailable);
     },
-    /** The table alternative, `make()` -> [head, rows] run when the table is open (tableWhenOpen). */
-    table: tableWhenOpen(c),
+    /** The table alternative, `make()` -> [head, rows] run when the table is open (chartBox's lazyTable). */
+    table: c.table,
   };
 }
 
@@ -404,7 +404,6 @@ function heatChart(box, data, vectors) {
   const c = chartBox(box, { tableLabel: L.table, height: data.layouts.heat.height });
   const heading = el(c.fig, "p", "itt-chart-title");
   c.fig.insertBefore(heading, c.plot);
-  const toTable = tableWhenOpen(c);
   // Rows named by their tokens (unique names: plotly's category axis keeps their order, rows 0..T−1).
   const names = data.tokens.map(plotlyText);
   const keys = c.fig.insertBefore(el(c.fig, "div", "itt-keys"), c.plot.nextSibling);
@@ -451,7 +450,7 @@ function heatChart(box, data, vectors) {
     const v = vectors.get(w, head);
     keyBoth(-v.top, v.top);
     keyChange(-v.most, v.most);
-    toTable(() => [[L.col_token, L.col_norm_before, L.col_norm_after, L.col_change], data.tokens.map((tok, t) => {
+    c.table(() => [[L.col_token, L.col_norm_before, L.col_norm_after, L.col_change], data.tokens.map((tok, t) => {
       let most = 0;
       for (let i = t * D; i < (t + 1) * D; i++) most = Math.max(most, Math.abs(v.change[i]));
       return [tok, formatNumber(norm(v.before, t * D, D), lang, 3), formatNumber(norm(v.after, t * D, D), lang, 3),

@@ -8,7 +8,7 @@
 
 import {
   boxValue, chartBox, clearView, drawChart, el, fill, formatNumber, keepFocus, linkedSettings, metric, noteBox, numberBox, pct,
-  perFrame, plotlyText, slider, store, table, unpackU16, viewBox,
+  perFrame, plotlyText, slider, store, unpackU16, viewBox,
 } from "./common.js";
 
 // ------------------------------------------------------------------ the maths (as lib/lessons/sampling.py)
@@ -142,14 +142,14 @@ function figure(steps, data, drawn) {
   return { data: traces, layout };
 }
 
-/** The chart's table: every candidate, its token the row's header. */
-function candidates(box, steps, data) {
+/** The chart's table: every candidate, its token the row's header ([head, rows, rowHeader] for table). */
+function candidates(steps, data) {
   const L = data.labels;
   const lang = data.lang;
   const head = [L.rank, L.token, L.model, L.final].concat(steps.greedy ? [] : [L.cumulative]);
   const rows = data.tokens.map((tok, i) => [formatNumber(i + 1, lang), tok, formatNumber(steps.model[i], lang, 4),
     formatNumber(steps.final[i], lang, 4)].concat(steps.greedy ? [] : [formatNumber(steps.cumulative[i], lang, 4)]));
-  table(box, head, rows, 1);
+  return [head, rows, 1];
 }
 
 /** Reads the settings from the store (a share link's values, sent by the server, win once). */
@@ -174,7 +174,7 @@ function build(root, data, component) {
   const note = noteBox(box);
   const main = el(box, "div", "itt-columns");
   const left = el(main, "div", "itt-wide");
-  const { plot, box: tableBox } = chartBox(left, { label: L.title, tableLabel: L.table, height: data.layout.height });
+  const { plot, table: toTable } = chartBox(left, { label: L.title, tableLabel: L.table, height: data.layout.height });
   const right = el(main, "div", "itt-side");
   const mKept = metric(right, { label: L.kept }).value;
   const mTop = metric(right, { label: L.top }).value;
@@ -229,7 +229,7 @@ function build(root, data, component) {
     box.dataset.state = JSON.stringify({ temperature: now.temperature, top_k: now.top_k, top_p: now.top_p, seed: now.seed });
     drawChart(plot, data.plotly, spec, data.config, L.unavailable)
       .then((drawn) => { if (drawn) box.dataset.drawn = box.dataset.state; });
-    candidates(tableBox, steps, data);
+    toTable(() => candidates(steps, data));
   };
   const later = perFrame(update);
   for (const input of [temp, topK, topP, seed]) input.addEventListener("input", later);

@@ -10,7 +10,7 @@
 
 import {
   boxValue, chartBox, drawChart, el, fill, formatNumber, keepSettings, linkedSettings, metric, noteBox, numberBox, perFrame,
-  radios, richText, slider, store, tableWhenOpen, unpackInts, viewBox, viewHost,
+  radios, richText, slider, store, unpackInts, viewBox, viewHost,
 } from "./common.js";
 
 // ------------------------------------------------------------------ the data, as lib gave it
@@ -281,12 +281,10 @@ function buildPart(box, data) {
       layout: layout(L.curve_title, { showlegend: false, xaxis: { title: { text: L.curve_x } }, yaxis: { title: { text: L.curve_y } } }) },
       data.config, L.unavailable)])
       .then((drawn) => { if (drawn.every(Boolean)) box.dataset.drawn = String(k); });
-    pairsTable(() => [[L.pair_col, L.pairs_x], top.map(([a, b, c]) => [pairLabel(a, b), num(c)])]);
-    curveTable(() => [[L.curve_x, L.curve_y],
+    pairsChart.table(() => [[L.pair_col, L.pairs_x], top.map(([a, b, c]) => [pairLabel(a, b), num(c)])]);
+    curveChart.table(() => [[L.curve_x, L.curve_y],
       Array.from({ length: n + 1 }, (_, j) => [num(j), num(data.n_bytes / Math.max(nTokens[j], 1), 2)])]);
   };
-  const pairsTable = tableWhenOpen(pairsChart);
-  const curveTable = tableWhenOpen(curveChart);
 
   notes();
   const p = player(stage, { n, step: Math.min(startStep("tokenization.build.step", data.key), n), speed: 1, data,

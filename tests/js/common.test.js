@@ -141,3 +141,72 @@ test("cellBox: cell (i, j) of an n x n heatmap, y reversed (row 0 at the top), l
   // Not reversed: row 0 at the bottom.
   assert.deepEqual(cellBox(0, 0, { ...geo, yr: [-0.5, n - 0.5] }), [1, 151, 98, 48]);
 });
+
+// The lazy table every chart's table alternative goes through (chartBox's `table`), on a tiny DOM
+// of our own: elements that keep their children, listeners and a few properties.
+
+function tinyDom() {
+  const node = (tag) => ({
+    tagName: tag.toUpperCase(), children: [], listeners: {}, style: {}, dataset: {}, attrs: {}, textContent: "",
+    appendChild(c) { this.children.push(c); return c; },
+    replaceChildren(...cs) { this.children = cs; },
+    addEventListener(type, fn) { (this.listeners[type] = this.listeners[type] || []).push(fn); },
+    setAttribute(k, v) { this.attrs[k] = String(v); },
+  });
+  globalThis.document = { createElement: node };
+  return node;
+}
+
+/** A table's rows as text (stub elements): the header row, then each body row. */
+const tableText = (t) => [t.children[0].children[0], ...t.children[1].children]
+  .map((tr) => tr.children.map((c) => `${c.tagName.toLowerCase()}:${c.textContent}`));
+
+test("chartBox's table is built only while its <details> is open, from the latest data", async () => {
+  const { chartBox } = await import("../../static/views/common.js");
+  const node = tinyDom();
+  try {
+    const c = chartBox(node("div"), { label: "Weights", tableLabel: "Show as a table" });
+    assert.equal(c.details.tagName, "DETAILS");
+    assert.equal(c.details.children[0].tagName, "SUMMARY");
+    assert.equal(c.details.children[0].textContent, "Show as a table");
+    assert.equal(c.fig.attrs["aria-label"], "Weights");
+    const toggle = (open) => { c.details.open = open; for (const fn of c.details.listeners.toggle) fn(); };
+    const built = [];
+    const data = (v) => () => { built.push(v); return [["pair", "θ"], [["0", v]]]; };
+    // Closed: two moves build nothing.
+    c.table(data("1"));
+    c.table(data("2"));
+    assert.deepEqual(built, []);
+    assert.deepEqual(c.box.children, []);
+    // Opened: built once, from the latest data.
+    toggle(true);
+    assert.deepEqual(built, ["2"]);
+    assert.equal(c.box.children.length, 1);
+    assert.deepEqual(tableText(c.box.children[0]), [["th:pair", "th:θ"], ["th:0", "td:2"]]);
+    // Open: each move rebuilds it at once; opening it again without a move builds nothing more.
+    c.table(data("3"));
+    assert.deepEqual(built, ["2", "3"]);
+    assert.deepEqual(tableText(c.box.children[0])[1], ["th:0", "td:3"]);
+    toggle(false);
+    toggle(true);
+    assert.deepEqual(built, ["2", "3"]);
+    assert.equal(c.box.children.length, 1);
+    // Closed again: moves are not built (the stale table is dropped); reopened, the latest one is.
+    toggle(false);
+    c.table(data("4"));
+    c.table(data("5"));
+    assert.deepEqual(built, ["2", "3"]);
+    assert.deepEqual(c.box.children, []);
+    toggle(true);
+    assert.deepEqual(built, ["2", "3", "5"]);
+    assert.deepEqual(tableText(c.box.children[0])[1], ["th:0", "td:5"]);
+    // A make that fills the (emptied) box itself, as the scaling section's two tables do.
+    c.table((box) => { box.appendChild(node("div")); box.appendChild(node("div")); });
+    assert.deepEqual(c.box.children.map((e) => e.tagName), ["DIV", "DIV"]);
+    // The row header asked for (the sampling table names each row by its token, the second cell).
+    c.table(() => [["rank", "token"], [["1", " the"]], 1]);
+    assert.deepEqual(tableText(c.box.children[0])[1], ["td:1", "th: the"]);
+  } finally {
+    delete globalThis.document;
+  }
+});
