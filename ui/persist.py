@@ -3,8 +3,10 @@
 The learner's quiz answers, and the text they typed, are kept in their own browser (local storage of the app's origin),
 through a small inline component (Streamlit components v2, no iframe, nothing fetched):
 
-1. A new session mounts the component with a fresh session id and nothing to save. The
-   component reads local storage and sends what it holds back once, as a trigger value.
+1. A new session mounts the component with a fresh session id and nothing to save; each run
+   until the browser is heard draws it with a new count. For each count the component reads
+   local storage and sends what it holds back, as a trigger value, once the app is idle (an ask
+   can be lost when a lesson switch stops the run it started; the next run's count asks again).
 2. The trigger's callback (before the script runs) merges that progress with the session's own
    (lib.learner.progress_code.merge: first answers count) and puts it into session state: scores,
    verdicts, the answers in their boxes, the final quiz's draw; and the learner's own text, over
@@ -20,6 +22,7 @@ as a small JSON file and loaded back (any browser, any machine). See docs/progre
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import re
 import secrets
 from collections.abc import Mapping
@@ -40,10 +43,11 @@ LEARNER_KEY = "app.learner"  # the nickname whose progress this session keeps ("
 CLASS_ENTRY = f"{pc.STORAGE_PREFIX}.class"  # the class joined on this browser (ui/classroom.py), per nickname
 _QUIZ_STATE = re.compile(r"^(quiz|final)\.")  # every quiz's and the final quiz's session keys
 _FINAL_GRADE = re.compile(r"^final\.([a-z0-9_]+:[a-z0-9_]+)\.grade$")
+log = logging.getLogger(__name__)
 
-# Runs in the app's page (no iframe). Called again whenever `data` changes. When Python has not
-# heard the browser for its current ask id, it reads the learner's entries (the nickname in use
-# when Python names none) and sends them once; otherwise it writes the entries Python hands it
+# Runs in the app's page (no iframe). Called again whenever `data` changes. Until Python has
+# heard the browser, it reads the learner's entries (the nickname in use when Python names none)
+# and sends them once per (session id, count); afterwards it writes the entries Python hands it
 # ("" removes one). Entry names: lib.learner.progress_code.entries, built the same way here.
 _JS = views.script("progress_store")  # static/components/progress_store.js
 _store = st.components.v2.component("itt_progress_store", js=_JS)
@@ -131,7 +135,10 @@ def _on_stored() -> None:
     if not isinstance(message, Mapping) or message.get("sid") != ss.get("app.persist.sid"):
         return
     if ss.get("app.persist.restored"):
-        return  # this ask was answered already: the browser asked again before it saw the answer
+        # This session has heard the browser already: a later count's ask, sent before the browser
+        # saw the answer (the count says which run drew it).
+        log.debug("progress ask %s of session %s ignored: answered already", message.get("ask"), message.get("sid"))
+        return
     learner = pc.nickname(message.get("learner", ""))
     if learner is None:  # a nickname this code would not have written: ask again for no name
         ss[LEARNER_KEY] = ""
@@ -174,7 +181,7 @@ def sync() -> None:
     unheard = None
     if not ss.get("app.persist.restored"):
         unheard = ss["app.persist.unheard"] = ss.get("app.persist.unheard", 0) + 1
-    if ss.get("app.persist.restored"):
+    else:
         learner = ss.get(LEARNER_KEY, "")
         names = pc.entries(learner)
         save = {pc.LEARNER_ENTRY: learner, names["progress"]: pc.encode(progress),
