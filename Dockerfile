@@ -10,7 +10,7 @@
 # writes only to its home, /home/learner (the class store's SQLite file, the hub
 # models' cache): mount a volume there and the root file system can be read-only.
 #
-# Build arguments (docs/deploy.md, "Building the image"):
+# Build arguments (docs/deploy.md, "Build options"):
 #   BASE_IMAGE       a Debian bookworm image with Python 3.11 (default the official slim
 #                    image; `make image` builds one with mmdebstrap where that cannot be pulled)
 #   TORCH_INDEX_URL  where torch's CPU build comes from (default PyTorch's CPU index;
@@ -93,7 +93,7 @@ COPY --from=build /src /app
 #   ITT_HUB_MAX_PARAMS_M   largest hub model allowed, in millions of parameters
 # The class store's SQLite file goes to the learner user's home (the model cache
 # above is read-only); replicas sharing a class set a PostgreSQL URL instead
-# (docs/classroom-data.md, deploy/compose.yaml).
+# (docs/classroom.md, deploy/compose.yaml).
 # .streamlit/config.toml listens on 127.0.0.1 (a laptop); a container listens on all
 # interfaces. STREAMLIT_SERVER_PORT picks another port (replicas on a host network).
 ENV PATH=/app/.venv/bin:${PATH} \

@@ -174,7 +174,7 @@ def test_replicas_read_the_database_url_from_the_secret_the_postgres_option_uses
 
 
 def test_the_class_store_settings_are_documented():
-    doc = (REPO / "docs" / "classroom-data.md").read_text()
+    doc = (REPO / "docs" / "classroom.md").read_text()
     for needle in ("ITT_DATABASE_URL", "ITT_CLASS_DAYS", "deploy/k8s/postgres", DB_SECRET, "sqlite"):
         assert needle in doc, needle
     assert "ITT_DATABASE_URL" in (NGINX_DIR / "README.md").read_text()
@@ -253,7 +253,7 @@ def test_nginx_accepts_the_rendered_config(tmp_path):
 
 def test_the_server_does_not_watch_its_source_files():
     """Every session of a watching server polls the source files: 12-17 % of a core with 10-30 idle
-    learners (docs/server-cpu.md). Every way of starting the app (make run, the Dockerfile, the
+    learners (docs/performance.md). Every way of starting the app (make run, the Dockerfile, the
     systemd unit, the replicas) reads .streamlit/config.toml, so the setting lives there."""
     import tomllib
     config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())

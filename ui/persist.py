@@ -16,7 +16,7 @@ through a small inline component (Streamlit components v2, no iframe, nothing fe
 
 Nothing is written before step 2 has happened, so a session that has not heard from the browser
 yet can never overwrite stored progress with an empty one. The same progress can be downloaded
-as a small JSON file and loaded back (any browser, any machine). See docs/progress.md.
+as a small JSON file and loaded back (any browser, any machine). See docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Costs Streamlit 1.67 pays on every element of every run, cut without changing what is sent.
 
-Each was found by py-spy on the server under the load driver (docs/server-cpu.md); each replaces
+Each was found by py-spy on the server under the load driver (docs/performance.md); each replaces
 one function of Streamlit's, installed once by app.py, and is tested to answer as the original does.
 Streamlit is pinned in requirements.txt: a new version must be checked against this file.
 
@@ -8,7 +8,7 @@ Streamlit is pinned in requirements.txt: a new version must be checked against t
 input and text area asks `get_session_state().filtered_state` whether its key holds None (`key in state and state[key] is
 None`). That property builds a dict of the *whole* session state on each call, running every
 custom component's presenter on the way, so a page of N such widgets pays N × (every key). On the
-attention lesson it was 6 % of a new text's server CPU (py-spy, docs/server-cpu.md).
+attention lesson it was 6 % of a new text's server CPU (py-spy, docs/performance.md).
 
 `install()` gives those five widget modules a session state whose `filtered_state` is a read-only
 view that answers `in` and `[]` for one key with one look-up, and builds the full dict only if

@@ -4,7 +4,7 @@
 (counted from the rendered page by a test, kept in `assets/lessons/shown_words.json`), a minute per
 question and a few minutes at the live controls. `sizing` turns a class size into machines, cores,
 replicas and memory, derived from one named measurement (`CLASS_RUN`: the latest class run of the
-load driver written up in docs/server-cpu.md; a test checks it is still the latest there) and the
+load driver written up in docs/performance.md; a test checks it is still the latest there) and the
 memory of a replica with both built-in models (`BOTH_MODELS_RUN`). `app_root` and `class_link` build
 the links a teacher copies, from the address the teacher's own browser used.
 
@@ -41,13 +41,13 @@ class Run:
     peak_gb: float  # resident memory of all replicas together, at its peak
 
 
-# The latest class run (docs/server-cpu.md, "Latest"): thirty learners at a reading pace on one 2-core
+# The latest class run (docs/performance.md, "Latest"): thirty learners at a reading pace on one 2-core
 # machine with two replicas behind nginx, every action's p95 within its goal, 0 failures; peak RSS of
 # the two replicas and their lens processes 3.40 GB in each of three runs.
 CLASS_RUN = Run(when="2026-12-06, 21:29-21:36 UTC", script="scripts/load_driver.py --learners 30 --think 5 15 "
-                "--replicas 2 --nginx", doc="docs/server-cpu.md", learners=30, cores=2, replicas=2, peak_gb=3.40)
-# One replica with both built-in models resident (docs/classroom.md, "Memory of the server's caches").
-BOTH_MODELS_RUN = Run(when="2026-12-04, 19:53 UTC", script="scripts/bench_memory.py --both", doc="docs/classroom.md",
+                "--replicas 2 --nginx", doc="docs/performance.md", learners=30, cores=2, replicas=2, peak_gb=3.40)
+# One replica with both built-in models resident (docs/performance.md, "Memory").
+BOTH_MODELS_RUN = Run(when="2026-12-04, 19:53 UTC", script="scripts/bench_memory.py --both", doc="docs/performance.md",
                       learners=0, cores=2, replicas=1, peak_gb=3.13)
 
 

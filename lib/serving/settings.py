@@ -55,7 +55,7 @@ def threads_per_replica(replicas: int, cores: int | None = None) -> int:
 
     Two threads per forward pass on two cores are faster for one learner, but with two replicas (or
     a forward pass and a logit lens at once) they are four threads on two cores: the OpenMP workers
-    wait for each other spinning, CPU no learner gets (docs/server-cpu.md, "Threads").
+    wait for each other spinning, CPU no learner gets (docs/performance.md, "Threads").
     Example: threads_per_replica(2, 2) -> 1; threads_per_replica(1, 4) -> 4; threads_per_replica(3, 8) -> 2
     """
     cores = cores or os.cpu_count() or 1

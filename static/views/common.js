@@ -530,7 +530,7 @@ const lines = (text) => (text ? text.split(/<br\s*\/?>/).length : 0);
 const titleText = (t) => (t && typeof t === "object" ? String(t.text || "") : String(t || ""));
 const isObj = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
-/** ui/figures.py's laid_out, the course's one layout rule for every chart (docs/charts.md):
+/** ui/figures.py's laid_out, the course's one layout rule for every chart (docs/accessibility.md, "Charts that fit"):
  * titles above the plot under the mode bar's band, wrapped for a phone; legends flat at the foot;
  * x axis titles wrapped, one repeated under several panels said once; plotly's own tick angles.
  * Held to the Python by shared fixtures (tests/js/common.test.js). */
