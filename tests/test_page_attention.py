@@ -190,10 +190,12 @@ def test_overview_has_every_head_and_a_clickable_marker_each(real, example):
     n = min(example.n_tokens, 16)
     z = arr(fig["data"][0]["z"]).astype(np.float64)
     assert z.shape == (n_heads * (n + 1), n_layers * (n + 1))  # one blank line between thumbnails
-    # Thumbnail (layer 2, head 1) is that head's attention, first n tokens, future blank.
+    # Thumbnail (layer 2, head 1) is that head's attention, first n tokens, future blank: one byte a
+    # cell, 1..255 for 0..1, 0 for no cell (lib.lessons.attention.probabilities_as_bytes).
     block = z[(n + 1):(n + 1) + n, 2 * (n + 1):2 * (n + 1) + n]
-    expected = np.where(np.tril(np.ones((n, n), dtype=bool)), example.attention(2, 1)[:n, :n], np.nan)
-    np.testing.assert_allclose(block, expected, atol=1e-6)
+    tri = np.tril(np.ones((n, n), dtype=bool))
+    np.testing.assert_allclose((block[tri] - 1) / 254, example.attention(2, 1)[:n, :n][tri], atol=0.5 / 254 + 1e-6)
+    assert np.all(block[~tri] == 0)
 
 
 def test_view_widgets_never_run_the_model(monkeypatch):

@@ -225,6 +225,17 @@ def colorscale(name: str) -> list[list]:
     return [[v, c] for v, c in _named_scale(name)]
 
 
+def byte_colorscale(scale: list, gap_colour: str) -> list[list]:
+    """`scale` (stops from 0 to 1) for a heatmap of bytes drawn with zmin=0, zmax=255, whose values
+    1..255 stand for 0..1 and whose 0 means no cell (lib.lessons.attention.probabilities_as_bytes),
+    drawn in `gap_colour`: a byte array has no NaN to leave a cell empty.
+
+    Example: byte_colorscale([[0, "#fff"], [1, "#000"]], "#eee") ->
+             [[0.0, "#eee"], [0.5/255, "#eee"], [1/255, "#fff"], [1.0, "#000"]]
+    """
+    return [[0.0, gap_colour], [0.5 / 255, gap_colour]] + [[(1 + float(s) * 254) / 255, c] for s, c in scale]
+
+
 @functools.lru_cache(maxsize=32)
 def _subplot_layout(args: str) -> str:
     from plotly.subplots import make_subplots

@@ -306,6 +306,24 @@ def pattern_scores(attn: np.ndarray, token_ids: np.ndarray, words: np.ndarray,
     return out
 
 
+GAP_BYTE = 0  # the byte of "no cell" in `probabilities_as_bytes`
+
+
+def probabilities_as_bytes(p: np.ndarray) -> np.ndarray:
+    """Probabilities in [0, 1] as bytes 1..255, NaN (no cell) as GAP_BYTE (0): a quarter of float32's
+    bytes for a picture (255 steps are finer than a colour scale shows), with the gap a typed array
+    cannot hold as NaN. Values outside [0, 1] are clipped. (The gap is 0, not 255: base64 writes
+    runs of 255 as "////", and plotly's JSON escapes every "/" as six characters.)
+
+    Example: probabilities_as_bytes(np.array([0.0, 0.5, 1.0, np.nan])) -> array([1, 128, 255, 0], dtype=uint8)
+    """
+    p = np.asarray(p, dtype=np.float64)
+    out = np.full(p.shape, GAP_BYTE, dtype=np.uint8)
+    ok = ~np.isnan(p)
+    out[ok] = 1 + np.rint(np.clip(p[ok], 0.0, 1.0) * 254).astype(np.uint8)
+    return out
+
+
 def row_entropy(attn: np.ndarray) -> np.ndarray:
     """Mean normalised entropy of the rows (rows i >= 1): 0 = one key, 1 = evenly spread.
 
