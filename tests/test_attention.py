@@ -375,6 +375,24 @@ def test_flash_with_a_sliding_window_equals_naive(t, bq, bk, window):
         assert any(kb < qb * bq // bk for qb, kb in run.skipped)
 
 
+@pytest.mark.parametrize("window", [None, 5])
+def test_flash_over_every_head_at_once_is_each_heads_own_run(window):
+    """Leading dimensions (the heads of a layer): the same tiles, each a product over all heads; the
+    same outputs as one run per head, and as the naive way; without recording, no steps kept."""
+    rng = np.random.default_rng(7)
+    q, k, v = rng.standard_normal((3, 4, 23, 8)) * 3  # 4 heads, 23 tokens
+    run = flash_attention(q, k, v, 4, 3, window=window, record=False)
+    assert run.out.shape == (4, 23, 8) and run.steps == ()
+    for h in range(4):
+        one = flash_attention(q[h], k[h], v[h], 4, 3, window=window)
+        np.testing.assert_allclose(run.out[h], one.out, atol=1e-12)
+        np.testing.assert_allclose(run.out[h], head_steps(q[h], k[h], v[h], window=window).out, atol=1e-12)
+        assert run.skipped == one.skipped
+    kept = flash_attention(q, k, v, 4, 3, window=window)
+    assert kept.steps[0].partial.shape == (4, 4, 8)  # [heads, Bq, Dh]
+    np.testing.assert_allclose(kept.out, run.out, atol=0)
+
+
 def test_flash_on_the_live_head_equals_the_models_output(captures):
     lm, cap = captures("real")
     steps = capture_head_steps(cap, 3, 4)

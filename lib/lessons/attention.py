@@ -534,7 +534,8 @@ class FlashRun:
 
 
 def flash_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_q: int = 16, block_k: int = 16,
-                    scale: float | None = None, causal: bool = True, window: int | None = None) -> FlashRun:
+                    scale: float | None = None, causal: bool = True, window: int | None = None,
+                    record: bool = True) -> FlashRun:
     """Attention computed tile by tile with an online softmax, never holding the [T, T] matrix.
 
     For each block of query rows, walk the key blocks left to right, keeping per row a running
@@ -544,22 +545,28 @@ def flash_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_q: int = 
     softmax(QKᵀ)·V of the naive way. Tiles entirely above the causal diagonal are skipped, and on a
     local layer (`window`, as head_steps) so are tiles whose keys are all out of every row's window.
     Example: np.allclose(flash_attention(q, k, v, 4, 4).out, head_steps(q, k, v).out) -> True
+
+    q, k, v may carry leading dimensions ([..., T, Dh], e.g. every head of a layer at once): each
+    tile is then one product over all of them, and every array of the run carries them too. With
+    `record=False` the tiles are not kept (`steps` is empty), only `out` and the skipped tiles.
     """
     q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
-    t, d_head = q.shape
+    t, d_head = q.shape[-2:]
+    lead = q.shape[:-2]
     if block_q < 1 or block_k < 1:
         raise ValueError("block sizes must be positive")
     if scale is None:
         scale = 1.0 / math.sqrt(d_head)
-    out = np.zeros((t, d_head))
+    out = np.zeros(q.shape)
+    kt = np.swapaxes(k, -1, -2)  # [..., Dh, T]
     steps: list[FlashStep] = []
     skipped: list[tuple[int, int]] = []
     n_qb, n_kb = -(-t // block_q), -(-t // block_k)
     for qb in range(n_qb):
         q0, q1 = qb * block_q, min(t, (qb + 1) * block_q)
-        m = np.full(q1 - q0, -np.inf)  # [Bq]
-        l = np.zeros(q1 - q0)  # [Bq]
-        acc = np.zeros((q1 - q0, d_head))  # [Bq, Dh]
+        m = np.full((*lead, q1 - q0), -np.inf)  # [..., Bq]
+        l = np.zeros((*lead, q1 - q0))  # [..., Bq]
+        acc = np.zeros((*lead, q1 - q0, d_head))  # [..., Bq, Dh]
         for kb in range(n_kb):
             k0, k1 = kb * block_k, min(t, (kb + 1) * block_k)
             if causal and k0 > q1 - 1:  # every key of the tile is after every query: nothing to see
@@ -568,7 +575,7 @@ def flash_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_q: int = 
             if causal and window is not None and k1 - 1 <= q0 - window:  # all too far back for every row
                 skipped.append((qb, kb))
                 continue
-            s = (q[q0:q1] @ k[k0:k1].T) * scale  # [Bq, Bk]
+            s = (q[..., q0:q1, :] @ kt[..., k0:k1]) * scale  # [..., Bq, Bk]
             if causal:
                 kj, qi = np.arange(k0, k1)[None, :], np.arange(q0, q1)[:, None]
                 visible = kj <= qi
@@ -581,15 +588,16 @@ def flash_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_q: int = 
             # against 0 instead so that exp gives 0, not nan; exp(-inf - finite) = 0 as before.
             ref = np.where(np.isfinite(m_new), m_new, 0.0)
             rescale = np.where(np.isfinite(m), np.exp(m - ref), 0.0)
-            p = np.exp(s - ref[:, None])  # [Bq, Bk], 0 where masked
+            p = np.exp(s - ref[..., None])  # [..., Bq, Bk], 0 where masked
             l = l * rescale + p.sum(-1)
-            acc = acc * rescale[:, None] + p @ v[k0:k1]
+            acc = acc * rescale[..., None] + p @ v[..., k0:k1, :]
             m = m_new
-            partial = np.divide(acc, l[:, None], out=np.zeros_like(acc), where=l[:, None] > 0)
-            steps.append(FlashStep(q_block=qb, k_block=kb, q0=q0, q1=q1, k0=k0, k1=k1, scores=s,
-                                   row_max=m.copy(), row_sum=l.copy(), rescale=rescale,
-                                   partial=partial))
-        out[q0:q1] = acc / l[:, None]
+            if record:
+                partial = np.divide(acc, l[..., None], out=np.zeros_like(acc), where=l[..., None] > 0)
+                steps.append(FlashStep(q_block=qb, k_block=kb, q0=q0, q1=q1, k0=k0, k1=k1, scores=s,
+                                       row_max=m.copy(), row_sum=l.copy(), rescale=rescale,
+                                       partial=partial))
+        out[..., q0:q1, :] = acc / l[..., None]
     naive, tiled = attention_memory(t, d_head, min(block_q, t), min(block_k, t), FLOAT_BYTES)
     return FlashRun(out=out, steps=tuple(steps), skipped=tuple(skipped), block_q=block_q, block_k=block_k,
                     n_q_blocks=n_qb, n_k_blocks=n_kb, naive_bytes=naive, tiled_bytes=tiled)
