@@ -150,6 +150,13 @@ def standalone(prefix: Path) -> str:
         f"    fastcgi_temp_path {p}/tmp/fastcgi;",
         f"    uwsgi_temp_path {p}/tmp/uwsgi;",
         f"    scgi_temp_path {p}/tmp/scgi;",
+        # Run as root, nginx's workers are nobody, and `prefix` may sit in a folder only root may
+        # enter (pytest's, `mktemp -d`'s): nothing may depend on a temporary file there. An answer
+        # the browser reads slower than the replica sends is passed on as it reads (not spilled to
+        # a file, which failed and cut Streamlit's scripts short); a request body (a progress file
+        # uploaded) up to 1 MB stays in memory.
+        "    proxy_max_temp_file_size 0;",
+        "    client_body_buffer_size 1m;",
         "    include site.conf;",
         "}",
         "",
