@@ -8,10 +8,13 @@ import streamlit as st
 
 from lib.lessons import block as blk
 from lib.model.capture import DEFAULT_MAX_TOKENS
-from ui import block_view as view
-from ui import core, differs_view, follow, lens_service, lesson, nav, quiz_widget
-from ui.core import num, t
-from ui.live_chart import live_chart
+from ui.learner import quiz_widget
+from ui.lessons import differs
+from ui.lessons.block import lens_service, sections as view
+from ui.shell import core, lesson, nav
+from ui.shell.core import num, t
+from ui.views import follow
+from ui.views.live_chart import live_chart
 
 text = lesson.sections("block")
 lm = core.model()
@@ -111,7 +114,7 @@ if cap is not None:
     lens()
 lesson.show(text, "lens_read")
 
-differs_view.block_section(lm)  # Gemma: sandwich norms, q/k norms, GeGLU (nothing on SmolLM2)
+differs.block_section(lm)  # Gemma: sandwich norms, q/k norms, GeGLU (nothing on SmolLM2)
 
 quiz_widget.render_quiz("block")
 lesson.show(text, "next")

@@ -16,7 +16,7 @@ from lib.course.quiz import load_bank
 from lib.lessons import attention as att
 from lib.lessons.bertviz_view import as_document, head_view_html
 from lib.model.capture import run_capture
-from ui import attention_view as view
+from ui.lessons.attention import sections as view
 from lib.serving.payload import unpack_u16
 from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model, chart_keys, view_data
 
@@ -103,7 +103,7 @@ def title(at) -> str:
 
 
 def choose(at, layer: int | None = None, head: int | None = None) -> None:
-    """What the view's layer trigger and the head's followers set on the server (ui/attention_view.py
+    """What the view's layer trigger and the head's followers set on the server (ui/lessons/attention/sections.py
     set_chosen), then a run: AppTest cannot move a browser view's slider (tests/e2e does)."""
     if layer is not None:
         at.session_state["attention.layer"] = layer
@@ -198,12 +198,12 @@ def test_overview_has_every_head_and_a_clickable_marker_each(real, example):
 
 def test_view_widgets_never_run_the_model(monkeypatch):
     at = start("en", PAGE)
-    import ui.cache
+    import ui.shell.cache
 
     def no_model(*args, **kwargs):
         raise AssertionError("a view widget ran the model")
 
-    monkeypatch.setattr(ui.cache, "run_capture", no_model)
+    monkeypatch.setattr(ui.shell.cache, "run_capture", no_model)
     choose(at, 3, 7)
     assert not at.exception, at.exception
     assert title(at) == i18n.fill(i18n.ui("en")["attention.heatmap_title"], layer="3", head="7")

@@ -18,8 +18,8 @@ from lib.lessons.logit_lens import lens_positions
 from lib.model.capture import DEFAULT_MAX_TOKENS, run_capture
 from lib.serving.payload import unpack_ints, unpack_u16
 from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model, view_data
-from ui import block_view as view, lens_service
-from ui.cache import get_capture
+from ui.lessons.block import lens_service, sections as view
+from ui.shell.cache import get_capture
 
 PAGE = "pages/06_block.py"
 LONG_TEXT = "parola " * 7200  # the same text as tests/test_pages.py: one cached 512-token capture
@@ -112,15 +112,15 @@ def test_page_shows_the_live_block_in_both_languages(lang, real):
 
 def test_view_widgets_never_run_the_model(monkeypatch):
     at = start("en", PAGE)
-    import ui.block_view
-    import ui.cache
+    import ui.lessons.block.sections
+    import ui.shell.cache
     from lib.lessons import block
     from lib.serving import lens_service as service
 
     def forbidden(*args, **kwargs):
         raise AssertionError("a view widget re-ran the model or the lens")
 
-    monkeypatch.setattr(ui.cache, "run_capture", forbidden)
+    monkeypatch.setattr(ui.shell.cache, "run_capture", forbidden)
     monkeypatch.setattr(service, "logit_lens", forbidden)
     monkeypatch.setattr(service, "logit_lens_elsewhere", forbidden)
     monkeypatch.setattr(block, "contributions", forbidden)
@@ -289,7 +289,7 @@ def test_sections_below_the_first_screen_compute_when_reached():
     the residual stream's contributions, the MLP and the logit lens hold a notice until the learner
     reaches them. The follower's callback marks one reached (for this model and text), and the next
     run of the page computes that one, and only that one."""
-    from ui import follow
+    from ui.views import follow
 
     at = start("en")
     at.session_state["app.defer_sections"] = True
