@@ -12,7 +12,7 @@ from lib.model.arithmetic import param_breakdown
 from lib.model.models import DEFAULT_MODEL
 from lib.model.tokens import first_split_character
 from ui.learner import quiz_widget
-from ui.lessons.attention.sections import bertviz
+from ui.lessons.attention.compute import bertviz
 from ui.lessons.numbers import live_table, reference_table
 from ui.shell import core, lesson, nav, styles
 from ui.shell.core import num, t

@@ -11,6 +11,7 @@ from lib.lessons.bertviz_view import SIZE_TOKENS, weights_bytes
 from lib.model.capture import DEFAULT_MAX_TOKENS
 from ui.learner import quiz_widget
 from ui.lessons import differs
+from ui.lessons.attention import compute
 from ui.lessons.attention import sections as view
 from ui.shell import core, lesson, nav
 from ui.shell.core import num, t
@@ -52,7 +53,7 @@ def overview() -> None:
                 n_all=num(cap.n_layers * cap.n_heads))
     with follow.when_reached("attention.overview_box", mark) as now:
         if now:
-            view.overview(cap, view.patterns(core.model_name(), cap.text, DEFAULT_MAX_TOKENS))
+            view.overview(cap, compute.patterns(core.model_name(), cap.text, DEFAULT_MAX_TOKENS))
 
 
 @st.fragment(key="attention.bertviz")

@@ -73,7 +73,7 @@ def test_categorical_palette_stays_apart(kind):
 @pytest.mark.parametrize("kind", VISIONS)
 def test_classes_drawn_together_stay_apart(kind):
     """Classes drawn side by side in one chart, each against the others."""
-    from ui.lessons.attention.sections import FLASH_COLOURS
+    from ui.lessons.attention.figures import FLASH_COLOURS
     from ui.lessons.sampling import GREY
     from ui.views.figures import PALETTE
 
@@ -103,7 +103,7 @@ def _sequential_ok(colours, kind) -> None:
 def test_sequential_scales_keep_their_order_in_lightness(kind):
     """The attention heatmap's blues, the residual stream's viridis, the logit lens's light blues,
     the generated tokens' and the surprise chips' white-to-colour blends."""
-    from ui.lessons.attention.sections import COLORSCALE
+    from ui.lessons.attention.figures import COLORSCALE
     from ui.lessons.sampling import GEN_RGB, LOSS_RGB
 
     _sequential_ok(_stops(COLORSCALE), kind)
