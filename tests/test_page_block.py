@@ -14,11 +14,12 @@ import pytest
 
 from lib.course import i18n
 from lib.course.quiz import load_bank
+from lib.lessons import block as blk
 from lib.lessons.logit_lens import lens_positions
 from lib.model.capture import DEFAULT_MAX_TOKENS, run_capture
 from lib.serving.payload import unpack_ints, unpack_u16
 from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model, view_data
-from ui.lessons.block import lens_service, sections as view
+from ui.lessons.block import lens_service
 from ui.shell.cache import get_capture
 
 PAGE = "pages/06_block.py"
@@ -72,8 +73,8 @@ def test_page_shows_the_live_block_in_both_languages(lang, real):
     # The norm's view: every token's vector at the chosen layer, and lib's numbers for each.
     norm = view_data(at, "block.norm_view")
     layer = at.slider(key="block.norm_layer").value
-    params = view.blk.norm_params(view.blk.block_norm(real, layer, "attn"), real.info.norm)
-    steps = view.blk.norm_steps(cap.resid[layer, -1], params)
+    params = blk.norm_params(blk.block_norm(real, layer, "attn"), real.info.norm)
+    steps = blk.norm_steps(cap.resid[layer, -1], params)
     x = unpack_u16(norm["x"][-1])
     np.testing.assert_allclose(x, cap.resid[layer, -1], atol=norm["x"][-1]["scale"])
     np.testing.assert_allclose(norm["stats"][-1][:3], [steps.mean, steps.rms, steps.std], rtol=1e-6)
@@ -112,7 +113,6 @@ def test_page_shows_the_live_block_in_both_languages(lang, real):
 
 def test_view_widgets_never_run_the_model(monkeypatch):
     at = start("en", PAGE)
-    import ui.lessons.block.sections
     import ui.shell.cache
     from lib.lessons import block
     from lib.serving import lens_service as service

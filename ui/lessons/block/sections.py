@@ -1,7 +1,7 @@
-"""Streamlit and plotly helpers for the block lesson (pages/06_block.py).
+"""The block lesson's page sections (pages/06_block.py) and what its browser views are sent.
 
-Heavy work is cached here per (model, text): the attention/MLP split of every block, the logit
-lens over the last LENS_WINDOW positions, one layer's MLP branches. The token whose contributions
+Heavy work is cached in `compute` per (model, text): the attention/MLP split of every block, the
+logit lens over the last LENS_WINDOW positions, one layer's MLP branches. The token whose contributions
 are drawn and the lens's layer and position are answered in the browser (static/views/block.js)
 from every token's and every layer's results, sent once per text; the norm's layer and token and
 the MLP's layer stay coarse choices of the server, which reads them from the cached results: the
@@ -10,64 +10,32 @@ model never re-runs.
 
 from __future__ import annotations
 
-import html
 import math
 import re
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from lib.lessons import block as blk
 from lib.lessons.logit_lens import Lens, lens_positions
-from lib.lessons.reference import REFERENCE_MODELS
-from lib.model.arithmetic import dims
-from lib.model.capture import DEFAULT_MAX_TOKENS, Capture
+from lib.model.capture import Capture
 from lib.model.models import LoadedModel
-from lib.model.tokens import readable_tokens
 from lib.serving.payload import pack_ints, pack_u16
 from ui.lessons.block import lens_service
+from ui.lessons.block.compute import (diagram_spec, get_branches, lens_heatmap_spec, norm_checks, own_activation,
+                                      token_strings)
+from ui.lessons.block.figures import neuron_heatmap, residual_heatmap, residual_table, shape
 from ui.lessons.block.lens_service import LENS_WINDOW
-from ui.shell.cache import get_capture, get_model
 from ui.shell.core import lang as core_lang, num, t
 from ui.views import browser
 from ui.views.chart_table import as_table
 from ui.views.export import modebar_config
-from ui.views.figures import PALETTE, colorscale, quick, subplot_layout, wrap
-from ui.views.live_chart import as_spec, live_chart
+from ui.views.figures import PALETTE, subplot_layout
+from ui.views.live_chart import live_chart
+
 
 TOP_NEURONS = 10
-SHORT = 10  # characters of a token shown inside a heatmap cell
-SEED_MODEL = "Llama-3 8B"  # the model whose MLP width seed 001 works out
-
-# --------------------------------------------------------------------------- cached computations
-
-
-@st.cache_resource(max_entries=4, show_spinner=False)  # 2 × [L, T, D] floats each: 70 MB at 512 tokens
-def get_contributions(model_name: str, text: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> blk.Contributions:
-    return blk.contributions(get_model(model_name), get_capture(model_name, text, max_tokens))
-
-
-@st.cache_resource(max_entries=16, show_spinner=False)
-def get_branches(model_name: str, text: str, max_tokens: int, layer: int) -> blk.MlpBranches:
-    contrib = get_contributions(model_name, text, max_tokens)
-    return blk.mlp_branches(get_model(model_name), get_capture(model_name, text, max_tokens), layer,
-                            contrib.attn_out[layer])
-
-
-@st.cache_resource(max_entries=16, show_spinner=False)
-def get_collapse(model_name: str, text: str, max_tokens: int, layer: int) -> blk.Collapse:
-    branches = get_branches(model_name, text, max_tokens, layer)
-    return blk.mlp_collapse(get_model(model_name), layer, branches.normed)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def token_strings(model_name: str, ids: tuple[int, ...]) -> tuple[str, ...]:
-    return tuple(readable_tokens(get_model(model_name).tokenizer, list(ids)))
-
-
-# --------------------------------------------------------------------------- small helpers
 
 
 def sci(x: float) -> str:
@@ -99,111 +67,9 @@ def token_label(cap: Capture, i: int) -> str:
     return f"{i}: {cap.tokens[i]}"
 
 
-def short(s: str) -> str:
-    return s if len(s) <= SHORT else s[: SHORT - 1] + "…"
-
-
-def esc(s: str) -> str:
-    """A token for plotly text, which reads a subset of HTML: "<img" must stay text."""
-    return html.escape(s, quote=False)
-
-
 def md(s: str) -> str:
     """A token for Markdown (captions, prose): punctuation such as $ * _ ` must not format anything."""
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|$<>~])", r"\\\1", s)
-
-
-def shape(s: tuple[int, ...]) -> str:
-    return "[" + ", ".join(num(x) for x in s) + "]"
-
-
-# --------------------------------------------------------------------------- the block, drawn
-
-
-def diagram_figure(steps: list[blk.Step], labels: dict[str, str]) -> go.Figure:
-    """The block as boxes and arrows: the residual spine on the left, the two branches on the
-    right, each reading a normalised copy and adding its result back on the spine (through one
-    more norm where the model has post-norms)."""
-    by_kind = {s.kind: s for s in steps}
-    inside = steps[1:-2]  # the block alone: between the embedding and the final norm
-    norms = [s for s in inside if s.kind == "norm"]
-    spine, cx, w, gap = 1.4, 6.4, 5.6, 1.45
-    rows = [(s.kind, s if s.kind != "add" else None, -1.5 - gap * i) for i, s in enumerate(inside)]
-    bottom = rows[-1][2]
-    fig = go.Figure()
-    fills = {"norm": "#DCE8F5", "attention": "#FCE3CC", "mlp": "#D9EED5"}
-    ann = []
-
-    def arrow(x0, y0, x1, y1):
-        ann.append(dict(x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", showarrow=True,
-                        arrowhead=2, arrowsize=1.2, arrowwidth=1.5, arrowcolor="#555", text=""))
-
-    fig.add_shape(type="line", x0=spine, y0=0.2, x1=spine, y1=bottom - 1.05, line=dict(color="#888", width=4),
-                  layer="below")
-    ann.append(dict(x=spine, y=bottom - 1.3, ax=spine, ay=bottom - 0.9, xref="x", yref="y", axref="x", ayref="y",
-                    showarrow=True, arrowhead=2, arrowsize=0.8, arrowwidth=4, arrowcolor="#888", text=""))
-    for kind, step, y in rows:
-        if kind == "add":  # a marker, not a shape: its size is in pixels, so it stays round
-            fig.add_trace(go.Scatter(x=[spine], y=[y], mode="markers+text", text=["<b>+</b>"], hoverinfo="skip",
-                                     textfont=dict(size=18, color="#333"),
-                                     marker=dict(size=30, color="white", line=dict(color="#333", width=2))))
-            ann.append(dict(x=spine - 0.45, y=y, text=labels["add"], showarrow=False, xanchor="right",
-                            font=dict(size=12)))
-            continue
-        fig.add_shape(type="rect", x0=cx - w / 2, y0=y - 0.5, x1=cx + w / 2, y1=y + 0.5, fillcolor=fills[kind],
-                      line=dict(color="#555", width=1.5))
-        # Short lines, so the diagram reads on a phone (plotly does not wrap an annotation): the
-        # module's name joins the label, the shapes follow a few to a line, the module's path
-        # shows on hover.
-        lines: list[str] = []
-        for n, s in step.inner:
-            item = f"{n} {shape(s)}"
-            if lines and len(lines[-1]) + 3 + len(item) <= 48:
-                lines[-1] += " · " + item
-            else:
-                lines.append(item)
-        text = "<br>".join([f"<b>{labels[kind]}</b>"] + [f"<span style='font-size:10px'>{x}</span>" for x in lines])
-        ann.append(dict(x=cx, y=y, text=text, showarrow=False, font=dict(size=12), hovertext=step.module))
-        continue
-    # Branches: from the spine to the first box, box to box, the last box back to the spine's adder.
-    branch: list[float] = []
-    for kind, _, y in rows:
-        if kind != "add":
-            branch.append(y)
-            continue
-        top, last = branch[0], branch[-1]
-        fig.add_shape(type="line", x0=spine, y0=top + 0.85, x1=cx, y1=top + 0.85, line=dict(color="#555", width=1.5))
-        arrow(cx, top + 0.85, cx, top + 0.5)
-        for y0, y1 in zip(branch, branch[1:]):
-            arrow(cx, y0 - 0.5, cx, y1 + 0.5)
-        fig.add_shape(type="line", x0=cx, y0=last - 0.5, x1=cx, y1=y, line=dict(color="#555", width=1.5))
-        arrow(cx, y, spine + 0.3, y)
-        ann.append(dict(x=cx + 0.1, y=(last - 0.5 + y) / 2, text=shape(by_kind["attention"].shape_out),
-                        showarrow=False, xanchor="left", font=dict(size=11, color="#555")))
-        branch = []
-    ann.append(dict(x=spine, y=0.45, text=f"<b>{labels['in']}</b> {shape(norms[0].shape_in)}", showarrow=False,
-                    xanchor="left", font=dict(size=12)))
-    ann.append(dict(x=spine, y=bottom - 1.55, text="<br>".join(f"<b>{x}</b>" for x in wrap(labels["out"], 34).split("<br>")) + f" {shape(norms[0].shape_in)}",
-                    showarrow=False, xanchor="left", font=dict(size=12)))
-    ann.append(dict(x=spine - 0.2, y=bottom / 3.6, text=labels["residual"], showarrow=False, textangle=-90,
-                    xanchor="right", font=dict(size=11, color="#666")))
-    span = 0.8 - (bottom - 1.9)
-    fig.update_layout(annotations=ann, height=round(560 * span / 11.4), margin=dict(l=10, r=10, t=10, b=10),
-                      showlegend=False, plot_bgcolor="white", xaxis=dict(visible=False, range=[-0.5, 9.8]),
-                      yaxis=dict(visible=False, range=[bottom - 1.9, 0.8]))
-    return fig
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def diagram_spec(_lm: LoadedModel, model_key: str, n_tokens: int, lang: str) -> dict:
-    """The diagram's plotly JSON, built once per model, text length and language (its dozens of
-    shapes and labels, built through plotly's object model, were a third of the lesson's first run)."""
-    info = _lm.info
-    labels = {"norm": t(f"arch.{info.norm}"), "attention": t("block.diagram.attention"),
-              "mlp": t("block.diagram.mlp", act=t(f"arch.{info.activation}")), "add": t("block.diagram.add"),
-              "in": t("block.diagram.in"), "out": t("block.diagram.out", layers=num(info.n_layers)),
-              "residual": t("block.diagram.residual")}
-    return diagram_figure(blk.block_steps(_lm, n_tokens), labels).to_dict()
 
 
 def render_diagram(lm: LoadedModel, n_tokens: int) -> None:
@@ -213,11 +79,8 @@ def render_diagram(lm: LoadedModel, n_tokens: int) -> None:
         st.dataframe(pd.DataFrame({
             t("block.path.step"): [t(f"block.step.{s.kind}") for s in steps],
             t("block.path.module"): [s.module or "—" for s in steps],
-            t("block.path.in"): [shape(s.shape_in) for s in steps],
-            t("block.path.out"): [shape(s.shape_out) for s in steps]}), hide_index=True, key="block.path")
-
-
-# --------------------------------------------------------------------------- the norms
+            t("block.path.in"): [shape(s.shape_in, num) for s in steps],
+            t("block.path.out"): [shape(s.shape_out, num) for s in steps]}), hide_index=True, key="block.path")
 
 
 @st.fragment
@@ -231,15 +94,6 @@ def render_norm(lm: LoadedModel, cap: Capture, model_name: str) -> None:
         "norm", model_name, cap.token_ids.tobytes(), layer, core_lang(), link_token()), core_lang()))
     # The check over every token of the layer: our formula against the model's own module.
     st.success(t("block.norm.check", norm=t(f"arch.{lm.info.norm}"), diff=sci(norm_checks(lm, cap, layer).max())))
-
-
-def norm_checks(lm: LoadedModel, cap: Capture, layer: int) -> np.ndarray:
-    """[T] the largest gap between our norm and the model's own module, token by token."""
-    module = blk.block_norm(lm, layer, "attn")
-    params = blk.norm_params(module, lm.info.norm)
-    theirs = blk.module_output(lm, module, cap.resid[layer])  # [T, D]
-    ours = np.stack([blk.norm_steps(x, params).out for x in cap.resid[layer]])
-    return np.abs(theirs - ours).max(axis=-1)
 
 
 def norm_data(lm: LoadedModel, cap: Capture, layer: int, key: str, lang: str) -> dict:
@@ -272,41 +126,13 @@ def norm_data(lm: LoadedModel, cap: Capture, layer: int, key: str, lang: str) ->
             "layout": layout, "palette": list(PALETTE), "config": modebar_config("block.norm_chart") | {"responsive": True}}
 
 
-# --------------------------------------------------------------------------- the residual stream
-
-
-def residual_heatmap(norms: np.ndarray, tokens: list[str], labels: dict[str, str]) -> go.Figure:
-    z = np.log10(np.maximum(norms, 1e-6))
-    hover = [[labels["hover"].format(layer=l, token=esc(tokens[i]), norm=num(float(norms[l, i]), 1))
-              for i in range(norms.shape[1])] for l in range(norms.shape[0])]
-    fig = go.Figure(go.Heatmap(z=z, x=list(range(norms.shape[1])), y=list(range(norms.shape[0])), text=hover,
-                               hoverinfo="text", colorscale="Viridis",
-                               colorbar=dict(title=labels["color"], tickvals=list(range(0, 6)),
-                                             ticktext=[num(10 ** e) for e in range(0, 6)])))
-    n = len(tokens)
-    step = max(1, n // 40)
-    fig.update_layout(height=max(320, 14 * norms.shape[0] + 140), margin=dict(l=10, r=10, t=30, b=10),
-                      xaxis=dict(title=labels["x"], tickvals=list(range(0, n, step)),
-                                 ticktext=[esc(short(tokens[i])) for i in range(0, n, step)]),
-                      yaxis=dict(title=labels["y"]), title=labels["title"])
-    return fig
-
-
-def residual_table(norms: np.ndarray, tokens: list[str], labels: dict[str, str]) -> pd.DataFrame:
-    """The residual heatmap's numbers, not their logarithm: the stream's norm, one row per layer
-    (as on the chart), one column per token ("i·token")."""
-    frame = pd.DataFrame(norms.astype(np.float64), columns=[f"{i}·{tok}" for i, tok in enumerate(tokens)])
-    frame.index.name = f"{labels['y']} / {labels['x']}"
-    return frame
-
-
 def render_residual(lm: LoadedModel, cap: Capture, c: blk.Contributions, model_name: str) -> None:
     """The stream's norms at every layer and token (drawn once per run of the page), then one
     token's contributions: a browser view, sent every token's once per text (its token box is
     answered there)."""
     labels = {"hover": t("block.resid.hover"), "color": t("block.resid.color"), "x": t("block.resid.x"),
               "y": t("block.resid.y"), "title": t("block.resid.title")}
-    live_chart(residual_heatmap(c.resid_norm, list(cap.tokens), labels), key="block.resid_heatmap")
+    live_chart(residual_heatmap(c.resid_norm, list(cap.tokens), labels, num), key="block.resid_heatmap")
     as_table("block.resid_heatmap", lambda: residual_table(c.resid_norm, list(cap.tokens), labels), digits=1)
     browser.view("block", "block.view", contrib_data(cap, c, browser.data_key(
         "contrib", model_name, cap.token_ids.tobytes(), core_lang(), link_token()), core_lang()))
@@ -314,10 +140,6 @@ def render_residual(lm: LoadedModel, cap: Capture, c: blk.Contributions, model_n
     st.caption(t("block.resid.biggest", token=md(token_label(cap, biggest)), norm=num(float(c.resid_norm[-1, biggest]), 1),
                  median=num(float(np.median(c.resid_norm[-1])), 1)))
 
-
-# --------------------------------------------------------------------------- what the browser views are sent
-# One token's contributions and the logit lens at any layer and position are answered in the
-# browser (static/views/block.js) from data sent once per text; a share link's values reach them once.
 
 LINK_KEY = "block.link_settings"
 
@@ -379,37 +201,6 @@ def lens_data(lens: Lens, cap: Capture, model_name: str, key: str, lang: str) ->
             "palette": list(PALETTE), "separators": t("plot.separators"), "config": modebar_config("block.lens_curve") | {"responsive": True}}
 
 
-# --------------------------------------------------------------------------- non-linearity and SwiGLU
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def curves_spec(own: str, lang: str) -> dict:
-    """The activation curves' plotly JSON, built once per activation and language."""
-    labels = {k: t(f"block.act.{k}") for k in blk.ACTIVATIONS} | {"own": t("block.act.own"), "y": t("block.act.y")}
-    return curves_figure(blk.activation_curves(), own, labels).to_dict()
-
-
-def curves_figure(curves: dict[str, np.ndarray], own: str, labels: dict[str, str]) -> go.Figure:
-    fig = go.Figure()
-    for i, name in enumerate(blk.ACTIVATIONS):
-        width = 4 if name == own else 2
-        fig.add_trace(go.Scatter(x=curves["x"], y=curves[name], mode="lines", line=dict(color=PALETTE[i], width=width),
-                                 name=labels[name] + (f" ← {labels['own']}" if name == own else "")))
-    fig.update_layout(height=360, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="x", yaxis_title=labels["y"],
-                      legend=dict(orientation="h", y=-0.2))
-    return fig
-
-
-def is_gated(lm: LoadedModel) -> bool:
-    """True when the MLP has a gate branch (SwiGLU), False for a plain one (GPT-2's GELU)."""
-    return lm.adapter.mlp_branches(lm.adapter.blocks(lm.model)[0])[0] is not None
-
-
-def own_activation(lm: LoadedModel) -> str:
-    _, _, act = lm.adapter.mlp_branches(lm.adapter.blocks(lm.model)[0])
-    return blk.which_activation(act)
-
-
 def neuron_table(br: blk.MlpBranches, neurons: list[blk.Neuron], cap: Capture, act_name: str) -> pd.DataFrame:
     rows = {t("block.mlp.col.neuron"): [n.index for n in neurons],
             t("block.mlp.col.token"): [token_label(cap, n.position) for n in neurons]}
@@ -421,18 +212,6 @@ def neuron_table(br: blk.MlpBranches, neurons: list[blk.Neuron], cap: Capture, a
         rows[t("block.mlp.col.pre")] = [num(float(br.up[n.position, n.index]), 3) for n in neurons]
     rows[t("block.mlp.col.product")] = [num(float(br.product[n.position, n.index]), 3) for n in neurons]
     return pd.DataFrame(rows)
-
-
-def neuron_heatmap(product: np.ndarray, neurons: list[blk.Neuron], tokens: list[str], labels: dict[str, str]) -> go.Figure:
-    cols = [n.index for n in neurons]
-    z = product[:, cols]  # [T, k]
-    top = float(np.abs(z).max()) or 1.0
-    return quick([dict(type="heatmap", z=z, x=[f"#{c}" for c in cols], y=list(range(len(tokens))), zmin=-top, zmax=top,
-                       colorscale=colorscale("RdBu"), reversescale=True, colorbar=dict(title=dict(text=labels["color"])))],
-                 dict(height=max(300, 18 * len(tokens) + 120), margin=dict(l=10, r=10, t=30, b=10),
-                      yaxis=dict(autorange="reversed", tickvals=list(range(len(tokens))),
-                                 ticktext=[esc(short(s)) for s in tokens], title=dict(text=labels["y"])),
-                      xaxis=dict(title=dict(text=labels["x"]), type="category"), title=dict(text=labels["title"])))
 
 
 @st.fragment
@@ -449,61 +228,6 @@ def render_mlp(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_to
     live_chart(neuron_heatmap(br.product, neurons, list(cap.tokens), labels), key="block.neuron_heatmap")
     st.success(t("block.mlp.check", diff=sci(br.max_diff_capture)))
     return br
-
-
-def dff_table(lm: LoadedModel) -> tuple[pd.DataFrame, dict[str, blk.DffArithmetic]]:
-    info = lm.info
-    ref = dims(REFERENCE_MODELS[SEED_MODEL])
-    seed = blk.dff_arithmetic(ref.D, ref.F, blk.attention_params(ref.D, ref.H, ref.Hkv, ref.Dh))
-    live = blk.dff_arithmetic(info.d_model, info.d_mlp,
-                              blk.attention_params(info.d_model, info.n_heads, info.n_kv_heads, info.d_head))
-    gated = is_gated(lm)
-    pct = lambda x: f"{num(100 * x, 1)}%" if x is not None else "—"  # noqa: E731
-    rows = [("block.dff.row.d", lambda a, g: num(a.d)),
-            ("block.dff.row.classic", lambda a, g: num(a.classic)),
-            ("block.dff.row.eight_thirds", lambda a, g: num(a.eight_thirds, 2)),
-            ("block.dff.row.scaled", lambda a, g: num(a.scaled, 2)),
-            ("block.dff.row.rounded", lambda a, g: num(a.rounded)),
-            ("block.dff.row.actual", lambda a, g: num(a.actual)),
-            ("block.dff.row.share_eight", lambda a, g: pct(a.mlp_share(a.eight_thirds, True))),
-            ("block.dff.row.share_actual", lambda a, g: pct(a.mlp_share(a.actual, g)))]
-    table = pd.DataFrame({t("block.dff.col.step"): [t(k) for k, _ in rows],
-                          SEED_MODEL: [f(seed, True) for _, f in rows],
-                          t("block.dff.col.live"): [f(live, gated) for _, f in rows]})
-    return table, {"seed": seed, "live": live}
-
-
-# --------------------------------------------------------------------------- the logit lens
-
-
-def lens_heatmap(lens: Lens, words: list[list[str]], tokens: list[str], labels: dict[str, str]) -> go.Figure:
-    """Rows: layers (0 = embeddings). Columns: positions. Cell: the lens's top token, coloured by
-    its probability. The same for every selected layer: the layer slider leaves it as it is (a
-    redraw of its hundreds of labelled cells was most of a layer move in the browser)."""
-    probs = lens.top_probs[:, :, 0]
-    n_rows, p = probs.shape
-    hover = [[labels["hover"].format(layer=l, token=esc(tokens[i]), top=esc(words[l][i]), p=num(float(probs[l, i]), 3))
-              for i in range(p)] for l in range(n_rows)]
-    fig = go.Figure(go.Heatmap(z=probs, x=list(range(p)), y=list(range(n_rows)), zmin=0, zmax=1,
-                               colorscale=[[0, "#F7FBFF"], [1, "#6BAED6"]],  # light enough for black text
-                               text=[[esc(short(w)) for w in row] for row in words],
-                               texttemplate="%{text}", textfont=dict(size=10), customdata=hover,
-                               hovertemplate="%{customdata}<extra></extra>", colorbar=dict(title=labels["color"])))
-    fig.update_layout(height=max(360, 20 * n_rows + 140), margin=dict(l=10, r=10, t=30, b=10), title=labels["title"],
-                      xaxis=dict(title=labels["x"], tickvals=list(range(p)), ticktext=[esc(short(s)) for s in tokens]),
-                      yaxis=dict(title=labels["y"], dtick=1 if n_rows <= 40 else None))
-    return fig
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def lens_heatmap_spec(model_name: str, text: str, max_tokens: int, lang: str) -> dict:
-    """The lens grid's plotly JSON, built once per text and language."""
-    lens, cap = lens_service.result(model_name, text, max_tokens)[0], get_capture(model_name, text, max_tokens)
-    words = [list(token_strings(model_name, tuple(int(x) for x in lens.top_ids[l, :, 0])))
-             for l in range(lens.n_layers + 1)]
-    labels = {"hover": t("block.lens.hover"), "color": t("block.lens.color"), "x": t("block.resid.x"),
-              "y": t("block.resid.y"), "title": t("block.lens.title")}
-    return as_spec(lens_heatmap(lens, words, [cap.tokens[int(i)] for i in lens.positions], labels))
 
 
 def render_lens(lm: LoadedModel, cap: Capture, model_name: str, text: str, max_tokens: int) -> None:
