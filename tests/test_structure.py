@@ -91,11 +91,7 @@ def test_no_cdn_in_app_code():
 HOUSE = ("lib", "ui", "drivers", "pages")
 
 # Import circles known today, each to be removed (the pair is then taken off this list).
-KNOWN_CIRCLES = {
-    # The learner's progress lives inside the browser-storage bridge, which also knows about
-    # classes: to be removed when progress moves to a module of its own.
-    frozenset({"ui.learner.persist", "ui.classroom.membership"}),
-}
+KNOWN_CIRCLES: set[frozenset[str]] = set()
 
 
 def _module_name(path: Path) -> str:
@@ -171,6 +167,27 @@ def test_no_two_modules_import_each_other():
     graph = {name: _imported_modules(name, path, known) for name, path in known.items()}
     circles = [sorted(c) for c in _circles(graph) if c not in KNOWN_CIRCLES]
     assert circles == []
+
+
+def test_figure_builders_never_reach_streamlit():
+    """Every `figures` module of ui/ builds its figures from data and labels: it imports no streamlit,
+    directly or through another module of the house, so its builders are tested without a page."""
+    known = _house_modules()
+    graph = {name: _imported_modules(name, path, known) for name, path in known.items()}
+    figures = [m for m in known if m.startswith("ui.") and m.rpartition(".")[2] == "figures"]
+    assert {"ui.views.figures", "ui.lessons.attention.figures", "ui.lessons.block.figures"} <= set(figures)
+    offenders = {}
+    for name in figures:
+        seen, todo = {name}, [name]
+        while todo:
+            for m in graph[todo.pop()]:
+                if m not in seen:
+                    seen.add(m)
+                    todo.append(m)
+        reached = sorted(m for m in seen if "streamlit" in _imports(known[m]))
+        if reached:
+            offenders[name] = reached
+    assert offenders == {}
 
 
 def test_the_circle_finder_finds_a_circle():
@@ -361,20 +378,12 @@ LONG_MODULES = {
                            "ModelInfo: to be split into loading and info",
     "lib/course/quiz.py": "banks, grading, scores and the final quiz: the final quiz to move to a "
                           "module of its own",
-    "ui/lessons/attention/sections.py": "compute, figures and sections of one lesson: to become "
-                            "ui/lessons/attention/ in the ui/ restructuring",
-    "ui/lessons/block/sections.py": "compute, figures and sections of one lesson: to become ui/lessons/block/ "
-                        "in the ui/ restructuring",
-    "ui/classroom/membership.py": "the learner's side of a class, being reworked on its own (with the "
-                       "ui/learner/persist.py circle)",
 }
 LONG_FUNCTIONS = {
     "lib/lessons/bpe.py::train": "the textbook training loop kept whole: one merge read from counting "
                                  "to recording, its steps returned as data",
     "lib/model/capture.py::run_capture": "register, run and remove the hooks under the model's lock "
                                          "in one try/finally: the hook rules need it whole",
-    "ui/lessons/block/sections.py::diagram_figure": "one diagram's boxes and arrows placed by hand: to move to the "
-                                        "lesson's figures module in the ui/ restructuring",
     "ui/views/figures.py::laid_out": "the one chart-layout rule for every figure, applied in one pass",
 }
 

@@ -3,7 +3,7 @@
 The links are built from the address the teacher's browser used (lib.classroom.teaching.app_root), so they
 work for the class when the teacher opened the course at the server's network address. The QR code
 is drawn here, offline, by segno (no web service). The teacher link carries the class's secret in
-its query (`key=`): the app takes it out of the address bar at once (ui/classroom/membership.py).
+its query (`key=`): the app takes it out of the address bar at once (ui/classroom/join.py).
 
 Deliberately left out: anything Streamlit, and the class store itself (lib/classroom/classroom.py).
 """

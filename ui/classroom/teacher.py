@@ -28,8 +28,8 @@ from lib.classroom import class_links as L
 from lib.classroom import classroom as C
 from lib.course.quiz import load_bank
 from lib.serving.log import failure
-from ui.classroom import membership
-from ui.classroom.membership import TEACHER, title
+from ui.classroom import access
+from ui.classroom.access import TEACHER, title
 from ui.shell import nav
 from ui.shell.core import lang, num, t
 from ui.shell.downloads import built_when_clicked
@@ -55,7 +55,7 @@ def _on_start() -> None:
     """Callback: start a class with the name typed (optional)."""
     ss = st.session_state
     ss.pop(PROBLEM, None)
-    s = membership.store()
+    s = access.store()
     try:
         created = s.create_class(name=(ss.get("class.start_name") or "").strip() or None)
     except C.ClassError:
@@ -84,7 +84,7 @@ def _act(method: str, *args) -> None:
     ss.pop(PROBLEM, None)
     me = ss.get(TEACHER) or {}
     try:
-        getattr(membership.store(), method)(me.get("code"), me.get("secret"), *args)
+        getattr(access.store(), method)(me.get("code"), me.get("secret"), *args)
     except C.NotTeacher:  # the class was deleted meanwhile (another tab) or has expired
         _on_forget()
         ss[PROBLEM] = "class.teacher_gone"
@@ -96,7 +96,7 @@ def _act(method: str, *args) -> None:
         failure(log, f"the teacher's {method}", e)
         ss[PROBLEM] = "class.store_error"
         return
-    membership._class_state.clear()  # this session sees its own change at once
+    access.class_state.clear()  # this session sees its own change at once
     if method == "delete_class":
         _on_forget()
         ss[PROBLEM] = "class.deleted"
@@ -109,13 +109,13 @@ def _lead(lesson: str) -> None:
     ss = st.session_state
     me = ss.get(TEACHER) or {}
     try:
-        pace = membership.store().pacing(me.get("code"))
+        pace = access.store().pacing(me.get("code"))
     except C.ClassError:
         pace = None
     except Exception as e:
         failure(log, "reading the class's pacing", e)
         pace = None
-    order = membership.ORDER
+    order = access.ORDER
     shut = (pace is not None and pace.open_upto in order and lesson in order
             and order.index(lesson) > order.index(pace.open_upto))
     if shut:
@@ -135,7 +135,7 @@ def _teacher() -> dict | None:
         return None
     if ss.get("class.teacher_ok") != me["code"]:
         try:
-            ok = bool(me["code"]) and membership.store().verify_teacher(me["code"], me["secret"])
+            ok = bool(me["code"]) and access.store().verify_teacher(me["code"], me["secret"])
         except C.ClassError:
             ok = False
         except Exception as e:
@@ -153,7 +153,7 @@ def render(root: str) -> None:
     """The teachers' page's class section: start a class, or the class of this session."""
     ss = st.session_state
     st.header(t("class.start.header"))
-    s = membership.store()
+    s = access.store()
     if s is None or not _ping(s):
         st.error(t("class.unreachable"))
         return
@@ -212,7 +212,7 @@ def _live(code: str, secret: str) -> None:
     """The dashboard: redrawn alone every few seconds."""
     st.subheader(t("class.dash.header"))
     st.caption(t("class.dash.refresh"))
-    s = membership.store()
+    s = access.store()
     try:
         board = s.dashboard(code, secret)
     except C.NotTeacher:  # deleted from another tab, or expired: the whole page says so
@@ -240,7 +240,7 @@ def _live(code: str, secret: str) -> None:
 
 def _board(board, anonymize: bool) -> None:
     """The four tables: learners × lessons, where they are now, the most missed, every question."""
-    order = membership.ORDER
+    order = access.ORDER
     st.markdown(f"**{t('class.dash.grid')}**")
     st.caption(t("class.dash.grid_help"))
     cols = [t("class.dash.col.learner"), t("class.dash.col.now"), *(title(x) for x in order[:-1]),
@@ -286,7 +286,7 @@ def _on_remove(pseudonym: str) -> None:
     me = ss.get(TEACHER) or {}
     ss.pop(REMOVING, None)
     try:
-        membership.store().remove_learner(me.get("code"), me.get("secret"), pseudonym)
+        access.store().remove_learner(me.get("code"), me.get("secret"), pseudonym)
         ss["class.removed"] = True
     except C.ClassError:  # NotTeacher or a database that does not answer
         ss["class.removed"] = False
@@ -324,14 +324,14 @@ def _questions() -> dict:
 
 
 def _lesson_options() -> list[str]:
-    return membership.ORDER
+    return access.ORDER
 
 
 def _pacing(me: dict) -> None:
     """Lead the class to a lesson; open lessons up to one; joining open or closed. All undoable."""
     st.subheader(t("class.pace.header"))
-    pace = membership.store().pacing(me["code"])
-    info = membership.store().class_info(me["code"])
+    pace = access.store().pacing(me["code"])
+    info = access.store().class_info(me["code"])
     options = _lesson_options()
     names = {x: title(x) for x in options}  # the words of this run's language, not of the caller's
     c1, c2 = st.columns(2)
@@ -360,7 +360,7 @@ def _pacing(me: dict) -> None:
 def _csv(code: str, secret: str) -> bytes:
     """The class's CSV as UTF-8 with a byte order mark: without it Excel reads the file in the
     machine's legacy code page and garbles accents, emoji and Arabic pseudonyms."""
-    return membership.store().export_csv(code, secret).encode("utf-8-sig")
+    return access.store().export_csv(code, secret).encode("utf-8-sig")
 
 
 def _export(me: dict) -> None:

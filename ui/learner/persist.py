@@ -32,7 +32,7 @@ import streamlit as st
 from lib.course import i18n
 from lib.course.quiz import grade, load_bank
 from lib.learner import progress_code as pc
-from ui.classroom import membership
+from ui.classroom import access, reports
 from ui.shell import nav, sidebar
 from ui.shell.core import lang, num, t
 from ui.shell.downloads import built_when_clicked
@@ -42,7 +42,7 @@ STORE_KEY = "app.store"
 PROGRESS_SECTION = "section:app.progress"  # the sidebar's progress and this store: a quiz answer reruns it
 _LATEST = "app.persist.latest"  # {"progress": ...}: what the last run handed the browser (the download reads it)
 LEARNER_KEY = "app.learner"  # the nickname whose progress this session keeps ("" for none)
-CLASS_ENTRY = f"{pc.STORAGE_PREFIX}.class"  # the class joined on this browser (ui/classroom/membership.py), per nickname
+CLASS_ENTRY = f"{pc.STORAGE_PREFIX}.class"  # the class joined on this browser (ui/classroom/reports.py), per nickname
 _QUIZ_STATE = re.compile(r"^(quiz|final)\.")  # every quiz's and the final quiz's session keys
 _FINAL_GRADE = re.compile(r"^final\.([a-z0-9_]+:[a-z0-9_]+)\.grade$")
 log = logging.getLogger(__name__)
@@ -149,7 +149,7 @@ def _on_stored() -> None:
     ss[LEARNER_KEY] = learner
     # The class this learner joined on this browser, if any: the sidebar's class box and the lesson's
     # visit are drawn by a full run, which the rerun below gives (answers or none).
-    rejoined = membership.restore(message.get("klass"))
+    rejoined = reports.restore(message.get("klass"))
     code = message.get("code")
     if isinstance(code, str) and code:
         try:
@@ -188,9 +188,9 @@ def sync() -> None:
         names = pc.entries(learner)
         save = {pc.LEARNER_ENTRY: learner, names["progress"]: pc.encode(progress),
                 names["text"]: pc.text_to_keep(ss.get("app.text", ""), _examples()),
-                class_entry(learner): membership.to_keep()}
-    # The class's code also as a cookie the server reads at a new tab's first run (ui/classroom/membership.py).
-    cookie = membership.to_cookie() if save is not None else None
+                class_entry(learner): reports.to_keep()}
+    # The class's code also as a cookie the server reads at a new tab's first run (ui/classroom/reports.py).
+    cookie = reports.to_cookie() if save is not None else None
     _store(key=STORE_KEY, data={"sid": sid, "unheard": unheard, "save": save, "learner": ss.get(LEARNER_KEY),
                                 "learnerEntry": pc.LEARNER_ENTRY, "progressEntry": pc.PROGRESS_ENTRY,
                                 "textEntry": pc.TEXT_ENTRY, "classEntry": CLASS_ENTRY, "cookie": cookie},
@@ -256,7 +256,7 @@ def _clear_session_progress() -> None:
             del ss[key]
     ss["app.text"] = t("text.example")
     ss.pop("app.learner.confirm", None)
-    membership.forget()  # another learner at this browser is not in the last one's class (theirs comes back)
+    access.forget()  # another learner at this browser is not in the last one's class (theirs comes back)
 
 
 def _on_nickname() -> None:
@@ -320,7 +320,7 @@ def progress_section() -> None:
         st.rerun()  # progress (or the text) came back from the browser: the page shows it too
     sidebar.progress()
     notices()
-    membership.flush()  # a first answer just given goes to the class, if the learner joined one
+    reports.flush()  # a first answer just given goes to the class, if the learner joined one
     sync()
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lib.course.quiz import Question, grade, lesson_score, load_bank, record
-from ui.classroom import membership
+from ui.classroom import reports
 from ui.learner.persist import PROGRESS_SECTION
 from ui.shell import styles
 from ui.shell.core import lang, num, t
@@ -77,7 +77,7 @@ def _check(q: Question, key: str, lesson_id: str) -> None:
     else:
         ss[f"{key}.grade"] = g
         if q.id not in ss.get("quiz.results", {}).get(lesson_id, {}):  # the first answer: the class hears it
-            membership.queue_answer(lesson_id, q, ss.get(f"{key}.answer"), g.correct)
+            reports.queue_answer(lesson_id, q, ss.get(f"{key}.answer"), g.correct)
         ss["quiz.results"] = record(ss.get("quiz.results", {}), lesson_id, q.id, g.correct)
     st.rerun([_section(key), _section(f"quiz.{lesson_id}.score"), PROGRESS_SECTION])
 
