@@ -6,7 +6,10 @@ Language, page config, the shared sidebar, the model, and st.navigation over the
 import streamlit as st
 
 from lib.serving import log
-from ui import cache, classroom, core, export, nav, persist, share, sidebar, streamlit_speed, styles
+from ui.classroom import join, pacing
+from ui.learner import persist, share
+from ui.shell import cache, core, nav, sidebar, streamlit_speed, styles
+from ui.views import export
 
 log.configure()  # one line on stderr per failure the app survives, with its cause (lib/serving/log.py)
 streamlit_speed.install()  # per element: a widget reads its own key, a keyed component is its key
@@ -19,15 +22,15 @@ styles.render()  # wide lesson tables scroll in their own box on a phone
 page = nav.navigation()
 nav.follow_alias(page)  # `/numbers`, `/attenzione`...: the page they name, at its own address
 nav.not_found_notice(page)  # an address that names no page: the first lesson, and a notice saying so
-classroom.take_params(page)  # `?class=CODE` (and a teacher's key) leave the address before the share link's
+join.take_params(page)  # `?class=CODE` (and a teacher's key) leave the address before the share link's
 share.apply(page)  # a shared link's lesson values, text and model, before anything reads them
 loaded = core.ensure_model()  # first, so the sidebar already names a model just loaded
 sidebar.render()
-classroom.sidebar()  # join a class, or the class and pseudonym with "leave"
+join.sidebar()  # join a class, or the class and pseudonym with "leave"
 if loaded is None:
     st.stop()
 share.render(page)  # the link's notices and the sidebar's share button
-if classroom.before_page(page):  # the join panel, the teacher's banner; a lesson not open yet stays shut
+if pacing.before_page(page):  # the join panel, the teacher's banner; a lesson not open yet stays shut
     page.run()
 cache.freeze_after_first_run(page.url_path)  # keeps Streamlit's gc after each run cheap
 persist.render()  # the sidebar's progress, kept in the browser and as a file

@@ -41,14 +41,14 @@ _SCROLLER = """() => {
 
 def pages() -> list[str]:
     """Every page of the navigation, as the path after the host ("" is the first lesson)."""
-    from ui import nav
+    from ui.shell import nav
 
     return ["" if i == 0 else x.id for i, x in enumerate(nav.LESSONS)] + [nav.COMPARE.id, nav.FINAL.id, nav.GLOSSARY.id]
 
 
 def scroll_to_end(page, timeout: int = APP_TIMEOUT_MS) -> None:
     """Scroll the main container to its end one screen at a time, settling after each step (a
-    section computed when reached, ui/follow.py, asks for its run once in sight: that run is waited
+    section computed when reached, ui/views/follow.py, asks for its run once in sight: that run is waited
     for), then wait until every chart drawn on approach (and not hidden) has drawn."""
     page.evaluate(f"() => {{ ({_SCROLLER})().scrollTop = 0; }}")
     for _ in range(200):  # a bound, not a wait: the longest page is some 60 screens
@@ -132,7 +132,7 @@ def survey(page, base_url: str, langs=("it", "en"), timeout: int = APP_TIMEOUT_M
 
 
 def nav_first() -> str:
-    from ui import nav
+    from ui.shell import nav
 
     return nav.LESSONS[0].id
 

@@ -349,12 +349,12 @@ def runs_of(page) -> AppRuns:
 
 # --- helpers: every input goes through these ----------------------------------------
 
-# Every chart: st.plotly_chart's, and ui.live_chart's (updated in place); each holds a .js-plotly-plot.
+# Every chart: st.plotly_chart's, and ui.views.live_chart's (updated in place); each holds a .js-plotly-plot.
 CHARTS = '[data-testid="stPlotlyChart"], [data-testid="ittLiveChart"]'
 
 
 # Two animation frames: what the last change moved has been laid out, and the intersection
-# observers (ui/follow.py's followers) have been told what came into sight.
+# observers (ui/views/follow.py's followers) have been told what came into sight.
 # Two frames, or 5 s at most: a page the browser stops drawing (a renderer that froze, a tab it
 # throttles) gives no frame, and Playwright's evaluate has no timeout of its own.
 _FRAMES = """() => new Promise(r => {
@@ -366,7 +366,7 @@ _FRAMES = """() => new Promise(r => {
 def frames(page) -> bool:
     """Wait for the page's next two frames (False: none came in 5 s)."""
     return page.evaluate(_FRAMES)
-# No follower (ui/follow.py) is about to ask for its section's rerun (it waits 250 ms after coming
+# No follower (ui/views/follow.py) is about to ask for its section's rerun (it waits 250 ms after coming
 # into sight) or has asked with no run seen since.
 _FOLLOWERS_IDLE = """() => !(window.__ittAskedAt && Date.now() - window.__ittAskedAt < 2000)
   && ![...document.querySelectorAll('div.itt-follow')].some(b => b.__ittWaiting)"""
@@ -378,7 +378,7 @@ def settle(page, timeout: int = APP_TIMEOUT_MS, sections: bool = False) -> None:
 
     The websocket says when the last run ended (see AppRuns); the DOM must agree (the root
     element's data-test-script-state is "notRunning", its connection "CONNECTED"). A section that
-    follows a choice, or is worked out when reached (ui/follow.py), asks for its own rerun a
+    follows a choice, or is worked out when reached (ui/views/follow.py), asks for its own rerun a
     moment after it comes into sight: an input sent in that moment would race that run (a click
     landing on a page redrawn under it, or a run taken for the input's). Settled means none is
     waiting to ask, after the frames that let them see what is in sight; when one asks, its run
@@ -502,7 +502,7 @@ def _still(page, target, timeout: int, sized: bool = True) -> None:
 
 def loose(text: str) -> re.Pattern:
     """`text` as a pattern that also matches it wrapped over lines: a chart title broken at spaces to
-    the chart's width (ui.figures.wrap) reads in the page's text with its lines run together.
+    the chart's width (ui.views.figures.wrap) reads in the page's text with its lines run together.
 
     Example: loose("every layer and position") matches "every layerand position"
     """
@@ -577,7 +577,7 @@ def goto(page, url: str, text: str | None = None, timeout: int = APP_TIMEOUT_MS)
     runs_of(page).reset()
     page.goto(url)
     wait_for_app(page, text, timeout)
-    # A new session of app.py asks the browser once for the progress it kept (ui/persist.py), and
+    # A new session of app.py asks the browser once for the progress it kept (ui/learner/persist.py), and
     # that answer reruns the script: wait for it, or the test's first input races that rerun
     # (a lesson link clicked then was undone by it). The component marks the page when done.
     if page.locator('[data-testid="stSidebarNav"]').count():

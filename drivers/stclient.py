@@ -15,7 +15,7 @@ An idle tab's timed fragments (`st.fragment(run_every=...)`) are rerun by `stay(
 browser's timer does.
 
 Two browser habits are optional (the load driver's figures are measured without them):
-- `storage={}`: the tab's local storage, which ui/persist.py's component reads and writes. The
+- `storage={}`: the tab's local storage, which ui/learner/persist.py's component reads and writes. The
   learner answers the component's ask as its JavaScript does (once per session id: the entries it
   holds for the learner, as the trigger value "stored") and keeps what the server hands it to save.
   Progress and class membership then come back in a new session, as they do in the browser.
@@ -50,7 +50,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 FINISHED = 0          # ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
 EARLY_FOR_RERUN = 2   # another run follows this one
 FRAGMENT_DONE = 3     # FINISHED_FRAGMENT_RUN_SUCCESSFULLY
-STORE_KEY = "app.store"  # ui/persist.py's component: the tab's local storage
+STORE_KEY = "app.store"  # ui/learner/persist.py's component: the tab's local storage
 RECONNECT_PAUSE_S = 0.5  # between two tries to reconnect (the browser backs off from about that)
 
 
@@ -191,7 +191,7 @@ class Learner:
         return await self._rerun(name or f"trigger {key}", fragment_id=w.fragment_id, trigger=state)
 
     async def reach(self, section: str, name: str | None = None) -> Action:
-        """Scroll to a section computed when reached (ui.follow.when_reached): its follower asks
+        """Scroll to a section computed when reached (ui.views.follow.when_reached): its follower asks
         for the section's rerun, as it does in the browser once the section is in sight."""
         return await self.trigger(f"{section}.follow", "stale", "reached", name=name or f"reach {section}")
 
@@ -359,7 +359,7 @@ class Learner:
         return action
 
     async def _answer_storage(self) -> None:
-        """What ui/persist.py's JavaScript does with the tab's local storage after a run: write the
+        """What ui/learner/persist.py's JavaScript does with the tab's local storage after a run: write the
         entries the server hands it, or, for each run that has not heard it yet, send the entries back."""
         w = self.widgets.get(STORE_KEY)
         if self.storage is None or w is None:
@@ -460,7 +460,7 @@ def heatmap_tokens(me: Learner, key: str = "attention.view") -> set[str]:
         proto = me.widget(key).proto
         if hasattr(proto, "spec"):  # st.plotly_chart
             data = {"spec": proto.spec}
-        else:  # a component: a browser view (ui/views.py) or ui.live_chart
+        else:  # a component: a browser view (ui/views/browser.py) or ui.views.live_chart
             data = json.loads(proto.json)
         if "ticks" in data:  # the attention view: its axis labels, escaped as plotly text
             return {html.unescape(t).replace("\u2423", " ") for t in data["ticks"]}

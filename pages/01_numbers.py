@@ -11,10 +11,12 @@ from lib.lessons.compare import architecture
 from lib.model.arithmetic import param_breakdown
 from lib.model.models import DEFAULT_MODEL
 from lib.model.tokens import first_split_character
-from ui import core, figures, lesson, nav, quiz_widget, styles
-from ui.attention_view import bertviz
-from ui.core import num, t
-from ui.numbers_view import live_table, reference_table
+from ui.learner import quiz_widget
+from ui.lessons.attention.compute import bertviz
+from ui.lessons.numbers import live_table, reference_table
+from ui.shell import core, lesson, nav, styles
+from ui.shell.core import num, t
+from ui.views import figures
 
 BERTVIZ_MAX_TOKENS = 40  # bertviz's page grows with T²; the attention lesson shows more
 

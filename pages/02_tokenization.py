@@ -9,10 +9,12 @@ import streamlit as st
 
 from lib.lessons import bpe
 from lib.model.tokens import readable_tokens
-from ui import core, differs_view, lesson, nav, quiz_widget, views
-from ui import tokenization_view as view
-from ui.core import num, t
-from ui.live_chart import live_chart
+from ui.learner import quiz_widget
+from ui.lessons import differs, tokenization as view
+from ui.shell import core, lesson, nav
+from ui.shell.core import num, t
+from ui.views import browser
+from ui.views.live_chart import live_chart
 
 text = lesson.sections("tokenization")
 lm = core.model()
@@ -25,7 +27,7 @@ lesson.show(text, "split")
 
 # ---------------------------------------------------------------- part 1: build a vocabulary
 # The corpus and the splitting rule train a new vocabulary (the server); the target size, the step
-# and the player are answered in the browser from the training sent once (ui/views.py).
+# and the player are answered in the browser from the training sent once (ui/views/browser.py).
 st.header(t("tokenization.build.header"))
 lesson.show(text, "build")
 c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
@@ -44,8 +46,8 @@ else:
     training = view.get_training(corpus, pattern)
     st.caption(t("tokenization.build.corpus_size", chars=num(len(corpus)), bytes=num(len(training.corpus)),
                  chunks=num(training.n_chunks)))
-    views.view("tokenization", "tokenization.view", view.build_data(
-        training, views.data_key("build", pattern, corpus, core.lang(), view.link_token()), core.lang()))
+    browser.view("tokenization", "tokenization.view", view.build_data(
+        training, browser.data_key("build", pattern, corpus, core.lang(), view.link_token()), core.lang()))
 lesson.show(text, "build_notes")
 
 # ---------------------------------------------------------------- part 2: the real model's merges
@@ -78,8 +80,8 @@ else:
             st.error(t("tokenization.real.differs", ours=num(len(r.ids)), theirs=num(len(own))))
         if r.whole:
             st.info(t("tokenization.real.whole", n=num(r.whole)))
-        views.view("tokenization", "tokenization.real_view", view.real_data(
-            r, views.data_key("real", name, r.text, core.lang(), view.link_token()), core.lang()))
+        browser.view("tokenization", "tokenization.real_view", view.real_data(
+            r, browser.data_key("real", name, r.text, core.lang(), view.link_token()), core.lang()))
         with st.expander(t("tokenization.real.table"), expanded=False):
             st.dataframe(view.token_table(r), hide_index=True, key="tokenization.real.token_table")
     lesson.show(text, "markers")
@@ -105,11 +107,11 @@ live_chart(view.language_figure(costs), key="tokenization.lang_chart")
 
 
 if model is not None:  # the paragraph slider is answered in the browser
-    views.view("tokenization", "tokenization.pair_view", view.pair_data(
-        name, views.data_key("pair", name, core.lang()), core.lang()))
+    browser.view("tokenization", "tokenization.pair_view", view.pair_data(
+        name, browser.data_key("pair", name, core.lang()), core.lang()))
 lesson.show(text, "languages_why")
 
-differs_view.tokenization_section()  # both built-in tokenizers, side by side
+differs.tokenization_section()  # both built-in tokenizers, side by side
 
 quiz_widget.render_quiz("tokenization")
 lesson.show(text, "next")

@@ -7,10 +7,11 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 import streamlit as st
 
 from lib.lessons import embeddings as emb
-from ui import core, lesson, nav, quiz_widget
-from ui import embeddings_view as view
-from ui.core import num, t
-from ui.live_chart import live_chart
+from ui.learner import quiz_widget
+from ui.lessons import embeddings as view
+from ui.shell import core, lesson, nav
+from ui.shell.core import num, t
+from ui.views.live_chart import live_chart
 
 text = lesson.sections("embeddings")
 lm = core.model()

@@ -8,10 +8,12 @@ import numpy as np
 import streamlit as st
 
 from lib.lessons import rope
-from ui import core, differs_view, lesson, nav, quiz_widget, views
-from ui import position_view as view
-from ui.core import num, t
-from ui.live_chart import live_chart
+from ui.learner import quiz_widget
+from ui.lessons import differs, position as view
+from ui.shell import core, lesson, nav
+from ui.shell.core import num, t
+from ui.views import browser
+from ui.views.live_chart import live_chart
 
 text = lesson.sections("position")
 lm = core.model()
@@ -57,15 +59,15 @@ lesson.show(text, "rotation", d_head=num(d_head), n_pairs=num(n_pairs), last=num
             share_local=num(100 * context / local_periods[-1], 1))
 if not info.rope_theta:
     st.info(t("position.no_rope_base", base=num(base)))
-# The position m and the pair, the angle heatmap that follows m: answered in the browser (ui/views.py).
-sent = views.data_key(core.model_name(), core.lang(), view.settings()["from_link"])
-views.view("position", "position.view", view.rotation_data(theta, context, sent, core.lang()))
+# The position m and the pair, the angle heatmap that follows m: answered in the browser (ui/views/browser.py).
+sent = browser.data_key(core.model_name(), core.lang(), view.settings()["from_link"])
+browser.view("position", "position.view", view.rotation_data(theta, context, sent, core.lang()))
 lesson.show(text, "angles", n_pairs=num(n_pairs))
-views.view("position", "position.angles", view.angles_data(theta, context, sent, core.lang()))
+browser.view("position", "position.angles", view.angles_data(theta, context, sent, core.lang()))
 
 st.header(t("position.relative.header"))
 lesson.show(text, "relative")
-views.view("position", "position.relative", view.relative_data(d_head, base, context, sent, core.lang()))
+browser.view("position", "position.relative", view.relative_data(d_head, base, context, sent, core.lang()))
 lesson.show(text, "decay")
 
 st.header(t("position.live.header"))
@@ -81,9 +83,9 @@ if info.positional == "rope":
         and queries or keys are answered in the browser."""
         layer = view.slider(t("position.layer"), "position.layer", info.n_layers - 1, 2, "position.clamped_layer",
                             limit=num(info.n_layers))
-        views.view("position", "position.live", view.live_data(
+        browser.view("position", "position.live", view.live_data(
             cap, layer, view.layer_frequencies(lm, layer),
-            views.data_key(core.model_name(), core.text(), core.lang(), layer, view.settings()["from_link"]), core.lang()))
+            browser.data_key(core.model_name(), core.text(), core.lang(), layer, view.settings()["from_link"]), core.lang()))
         lesson.show(text, "live_read")
 
     if cap is not None:
@@ -103,7 +105,7 @@ lesson.show(text, "conventions")
 st.dataframe(view.pairing_table(d_head), hide_index=True, key="position.pairing")
 lesson.show(text, "generalize")
 
-differs_view.position_section(lm, core.capture() if lm.info.rope_theta_local else None)  # Gemma: two bases
+differs.position_section(lm, core.capture() if lm.info.rope_theta_local else None)  # Gemma: two bases
 quiz_widget.render_quiz("position")
 lesson.show(text, "next")
 nav.footer("position")

@@ -9,9 +9,13 @@ import streamlit as st
 
 from lib.lessons.bertviz_view import SIZE_TOKENS, weights_bytes
 from lib.model.capture import DEFAULT_MAX_TOKENS
-from ui import attention_view as view
-from ui import core, differs_view, follow, lesson, nav, quiz_widget, views
-from ui.core import num, t
+from ui.learner import quiz_widget
+from ui.lessons import differs
+from ui.lessons.attention import compute
+from ui.lessons.attention import sections as view
+from ui.shell import core, lesson, nav
+from ui.shell.core import num, t
+from ui.views import browser, follow
 
 text = lesson.sections("attention")
 lm = core.model()
@@ -36,7 +40,7 @@ def live() -> None:
     the head (the formula, the mask, flash attention), which follow the head in the browser."""
     layer, head = view.chosen_head(cap.n_layers, cap.n_heads)
     view.heatmap_cut(cap)
-    views.view("attention", view.LAYER_KEY, view.live_data(cap, layer, head), on_layer_change=view.take_layer)
+    browser.view("attention", view.LAYER_KEY, view.live_data(cap, layer, head), on_layer_change=view.take_layer)
     lesson.show(text, "patterns")
 
 
@@ -49,7 +53,7 @@ def overview() -> None:
                 n_all=num(cap.n_layers * cap.n_heads))
     with follow.when_reached("attention.overview_box", mark) as now:
         if now:
-            view.overview(cap, view.patterns(core.model_name(), cap.text, DEFAULT_MAX_TOKENS))
+            view.overview(cap, compute.patterns(core.model_name(), cap.text, DEFAULT_MAX_TOKENS))
 
 
 @st.fragment(key="attention.bertviz")
@@ -71,19 +75,19 @@ def bertviz() -> None:
 @st.fragment(key="attention.formula")
 def formula() -> None:
     layer, head, _ = view.selected(lm, cap)
-    views.view(view.STEP_VIEW, "attention.formula_view", view.steps_data(cap, layer, head, "formula"))
+    browser.view(view.STEP_VIEW, "attention.formula_view", view.steps_data(cap, layer, head, "formula"))
 
 
 @st.fragment(key="attention.mask")
 def mask() -> None:
     layer, head, _ = view.selected(lm, cap)
-    views.view(view.STEP_VIEW, "attention.mask_view", view.steps_data(cap, layer, head, "mask"))
+    browser.view(view.STEP_VIEW, "attention.mask_view", view.steps_data(cap, layer, head, "mask"))
 
 
 @st.fragment(key="attention.flash")
 def flash() -> None:
     layer, head, _ = view.selected(lm, cap)
-    views.view(view.STEP_VIEW, "attention.flash_view", view.steps_data(cap, layer, head, "flash"))
+    browser.view(view.STEP_VIEW, "attention.flash_view", view.steps_data(cap, layer, head, "flash"))
 
 
 if cap is not None:
@@ -122,7 +126,7 @@ lesson.show(text, "flash")
 if cap is not None:
     flash()
 
-differs_view.attention_section(lm, cap)  # Gemma: MQA and the sliding window (nothing on SmolLM2)
+differs.attention_section(lm, cap)  # Gemma: MQA and the sliding window (nothing on SmolLM2)
 
 quiz_widget.render_quiz("attention")
 lesson.show(text, "next")

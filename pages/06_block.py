@@ -8,10 +8,14 @@ import streamlit as st
 
 from lib.lessons import block as blk
 from lib.model.capture import DEFAULT_MAX_TOKENS
-from ui import block_view as view
-from ui import core, differs_view, follow, lens_service, lesson, nav, quiz_widget
-from ui.core import num, t
-from ui.live_chart import live_chart
+from ui.learner import quiz_widget
+from ui.lessons import differs
+from ui.lessons.block import compute, lens_service
+from ui.lessons.block import sections as view
+from ui.shell import core, lesson, nav
+from ui.shell.core import num, t
+from ui.views import follow
+from ui.views.live_chart import live_chart
 
 text = lesson.sections("block")
 lm = core.model()
@@ -50,7 +54,7 @@ lesson.show(text, "blackboard")
 def residual() -> None:
     with follow.when_reached("block.resid_box", mark) as now:
         if now:
-            view.render_residual(lm, cap, view.get_contributions(name, words, max_tokens), name)
+            view.render_residual(lm, cap, compute.get_contributions(name, words, max_tokens), name)
 
 
 @st.fragment(key="block.collapse_section")
@@ -58,7 +62,7 @@ def collapse() -> None:
     with follow.when_reached("block.collapse_box", mark) as now:
         if now:
             layer = min(info.n_layers // 2, info.n_layers - 1)
-            col = view.get_collapse(name, words, max_tokens, layer)
+            col = compute.get_collapse(name, words, max_tokens, layer)
             lesson.show(text, "collapse_live", layer=num(layer), d_model=num(info.d_model), d_mlp=num(info.d_mlp),
                         n=num(cap.n_tokens), max_diff=view.sci(col.max_diff), act_diff=view.sci(col.act_diff),
                         scale=view.sci(col.scale), params_two=num(col.params_two), params_one=num(col.params_one))
@@ -87,21 +91,21 @@ lesson.show(text, "nonlinearity")
 if cap is not None:
     collapse()
 lesson.show(text, "activations")
-own = view.own_activation(lm)
-live_chart(view.curves_spec(own, core.lang()), key="block.curves")
+own = compute.own_activation(lm)
+live_chart(compute.curves_spec(own, core.lang()), key="block.curves")
 
 st.header(t("block.mlp.header"))
-lesson.show(text, "swiglu" if view.is_gated(lm) else "gelu_mlp", act=t(f"block.act.{own}"))
+lesson.show(text, "swiglu" if compute.is_gated(lm) else "gelu_mlp", act=t(f"block.act.{own}"))
 if cap is not None:
     mlp()
 lesson.show(text, "neurons")
 
 st.header(t("block.dff.header"))
-table, dff = view.dff_table(lm)
+table, dff = compute.dff_table(lm)
 live = dff["live"]
 lesson.show(text, "dff", d=num(live.d), eight=num(live.eight_thirds, 2), actual=num(live.actual))
 st.dataframe(table, hide_index=True, key="block.dff_table")
-st.info(t(f"block.dff.verdict.{blk.dff_verdict(live, view.is_gated(lm))}", d=num(live.d), eight=num(live.eight_thirds, 2),
+st.info(t(f"block.dff.verdict.{blk.dff_verdict(live, compute.is_gated(lm))}", d=num(live.d), eight=num(live.eight_thirds, 2),
           actual=num(live.actual), rounded=num(live.rounded), classic=num(live.classic)))
 lesson.show(text, "dff_seed")
 
@@ -111,7 +115,7 @@ if cap is not None:
     lens()
 lesson.show(text, "lens_read")
 
-differs_view.block_section(lm)  # Gemma: sandwich norms, q/k norms, GeGLU (nothing on SmolLM2)
+differs.block_section(lm)  # Gemma: sandwich norms, q/k norms, GeGLU (nothing on SmolLM2)
 
 quiz_widget.render_quiz("block")
 lesson.show(text, "next")

@@ -13,9 +13,11 @@ from lib.lessons.loss import bits_saved, perplexity
 from lib.lessons.reference import REFERENCE_MODELS
 from lib.lessons.sampling import logit_cost
 from lib.model.capture import DEFAULT_MAX_TOKENS
-from ui import core, differs_view, follow, lesson, nav, quiz_widget, views
-from ui import sampling_view as view
-from ui.core import num, t
+from ui.learner import quiz_widget
+from ui.lessons import differs, sampling as view
+from ui.shell import core, lesson, nav
+from ui.shell.core import num, t
+from ui.views import browser, follow
 
 text = lesson.sections("sampling")
 lm = core.model()
@@ -46,9 +48,9 @@ lesson.show(text, "softmax")
 lesson.show(text, "filters", vocab=num(info.vocab_size))
 
 
-if cap is not None:  # temperature, top-k, top-p and the draw are answered in the browser (ui/views.py)
-    views.view("sampling", "sampling.view", view.view_data(
-        cap.last_logits(), lm.tokenizer, views.data_key(core.model_name(), core.text(), core.lang()), core.lang()))
+if cap is not None:  # temperature, top-k, top-p and the draw are answered in the browser (ui/views/browser.py)
+    browser.view("sampling", "sampling.view", view.view_data(
+        cap.last_logits(), lm.tokenizer, browser.data_key(core.model_name(), core.text(), core.lang()), core.lang()))
 lesson.show(text, "chart_read")
 st.subheader(t("sampling.sample.header"))
 lesson.show(text, "sample")
@@ -61,7 +63,7 @@ if cap is not None:
     with c1:
         view.max_new_widget()
     with c2:
-        browser = views.action("sampling.generate", t("sampling.gen.button"), ["sampling.settings"], primary=True)
+        browser = browser.action("sampling.generate", t("sampling.gen.button"), ["sampling.settings"], primary=True)
     if browser is not None:  # the press carried the view's settings: generate with them
         view.request_generation(core.model_name(), core.text(), DEFAULT_MAX_TOKENS, browser.get("sampling.settings"))
     gen = view.current_generation(core.model_name(), core.text())  # runs only for a new button press
@@ -77,7 +79,7 @@ lesson.show(text, "loss")
 
 @st.fragment(key="sampling.loss_section")
 def loss_section() -> None:
-    """The loss of the learner's text: every position's logits (worked out when reached, ui.follow)."""
+    """The loss of the learner's text: every position's logits (worked out when reached, ui.views.follow)."""
     with follow.when_reached("sampling.loss_box", follow.inputs_mark(core.model_name(), core.text())) as now:
         if not now:
             return
@@ -105,7 +107,7 @@ st.subheader(t("sampling.drop.header"))
 lesson.show(text, "drop", saved=view.tex(num(bits_saved(2.0, 1.9), 3)), ppl_a=num(perplexity(2.0), 2),
             ppl_b=num(perplexity(1.9), 2), fewer=num(100 * (1 - math.exp(-0.1)), 1))
 
-differs_view.sampling_section()  # both built-in models' next-token distributions
+differs.sampling_section()  # both built-in models' next-token distributions
 
 quiz_widget.render_quiz("sampling")
 lesson.show(text, "next")

@@ -10,9 +10,11 @@ import streamlit as st
 from lib.lessons import kvcache as K
 from lib.lessons.reference import REFERENCE_MODELS
 from lib.model import arithmetic as A
-from ui import core, differs_view, lesson, nav, quiz_widget, views
-from ui import kvcache_view as view
-from ui.core import num, t
+from ui.learner import quiz_widget
+from ui.lessons import differs, kvcache as view
+from ui.shell import core, lesson, nav
+from ui.shell.core import num, t
+from ui.views import browser
 
 text = lesson.sections("kvcache")
 lm = core.model()
@@ -42,13 +44,13 @@ lesson.show(text, "calculator")
 where = st.container()
 with st.expander(t("kvcache.custom.paste_header")):
     pasted = view.pasted_config()
-key = views.data_key(core.model_name(), core.lang(), None if pasted is None else views.data_key(pasted[0]))
-views.view("kvcache", "kvcache.view", view.calc_data(lm.config, name, info.n_params, key, core.lang(), pasted),
+key = browser.data_key(core.model_name(), core.lang(), None if pasted is None else browser.data_key(pasted[0]))
+browser.view("kvcache", "kvcache.view", view.calc_data(lm.config, name, info.n_params, key, core.lang(), pasted),
            where=where)
 st.header(t("kvcache.variants.header"))
 lesson.show(text, "variants", window=num(K.LOCAL_WINDOW))
 rest, live = lesson.live_split(text, "variants_after", "tokens")
-views.view("kvcache", "kvcache.variants_view", view.variants_data(key, core.lang(), live))
+browser.view("kvcache", "kvcache.variants_view", view.variants_data(key, core.lang(), live))
 st.markdown(rest)
 
 st.header(t("kvcache.fact.header"))
@@ -74,17 +76,17 @@ view.params_section(lm, name)
 st.header(t("kvcache.train.header"))
 rest, live = lesson.live_split(text, "training", "model")
 st.markdown(rest)
-views.view("kvcache", "kvcache.train_view", view.cost_data("train", key, core.lang(), lm.config, name, info.n_params,
+browser.view("kvcache", "kvcache.train_view", view.cost_data("train", key, core.lang(), lm.config, name, info.n_params,
                                                            chosen=live))
 st.header(t("kvcache.serve.header"))
 lesson.show(text, "serving")
-views.view("kvcache", "kvcache.serve_view", view.cost_data("serve", key, core.lang(), lm.config, name, info.n_params))
+browser.view("kvcache", "kvcache.serve_view", view.cost_data("serve", key, core.lang(), lm.config, name, info.n_params))
 lesson.show(text, "batching")
 st.header(t("kvcache.moe.header"))
 lesson.show(text, "moe")
-views.view("kvcache", "kvcache.moe_view", view.cost_data("moe", key, core.lang(), lm.config, name, info.n_params))
+browser.view("kvcache", "kvcache.moe_view", view.cost_data("moe", key, core.lang(), lm.config, name, info.n_params))
 
-differs_view.kvcache_section(lm)  # Gemma: the hybrid local/global cache, measured
+differs.kvcache_section(lm)  # Gemma: the hybrid local/global cache, measured
 
 quiz_widget.render_quiz("kvcache")
 lesson.show(text, "next")

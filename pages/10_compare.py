@@ -9,9 +9,9 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 
 import streamlit as st
 
-from ui import compare_view as view
-from ui import core, styles
-from ui.core import t
+from ui.lessons import compare as view
+from ui.shell import core, styles
+from ui.shell.core import t
 
 st.title(t("compare.title"))
 st.markdown(t("compare.intro"))

@@ -8,8 +8,8 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 import streamlit as st
 
 from lib.course import learner_glossary as glossary
-from ui import lesson, nav
-from ui.core import num, t
+from ui.shell import lesson, nav
+from ui.shell.core import num, t
 
 text = lesson.sections("glossary")
 lessons = {f"lesson_{x.id}": t(f"lesson.{x.id}.title") for x in nav.LESSONS}

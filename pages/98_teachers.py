@@ -10,8 +10,9 @@ import streamlit as st
 
 from lib.classroom import teaching as T
 from lib.course.quiz import load_bank
-from ui import classroom_view, core, lesson, nav
-from ui.core import num, t
+from ui.classroom import teacher
+from ui.shell import core, lesson, nav
+from ui.shell.core import num, t
 
 FINAL_SEED_MAX = 999_999
 text = lesson.sections("teachers")
@@ -20,7 +21,7 @@ paths = {x.id for x in (*nav.LESSONS, nav.FINAL, nav.COMPARE, nav.GLOSSARY, nav.
 root = T.app_root(st.context.url or "", paths)
 
 st.title(t("teachers.title"))
-classroom_view.render(root)  # a live class: its code, QR code and dashboard
+teacher.render(root)  # a live class: its code, QR code and dashboard
 lesson.show(text, "intro")
 
 st.header(t("teachers.links.header"))

@@ -9,8 +9,11 @@ import random
 import streamlit as st
 
 from lib.course.quiz import draw_final, grade, load_bank, mistakes, question_key
-from ui import classroom, core, export, nav, quiz_widget, share
-from ui.core import num, t
+from ui.classroom import reports
+from ui.learner import quiz_widget, share
+from ui.shell import core, nav
+from ui.shell.core import num, t
+from ui.views import export
 
 PER_LESSON = 3  # 24 questions over eight lessons: a final quiz, not an exam
 
@@ -51,7 +54,7 @@ st.divider()
 st.metric(t("final.score"), t("quiz.count", answered=num(len(answers)), total=num(len(questions)), correct=num(correct)),
           help=t("quiz.score_help", answered=num(len(answers))))
 if len(answers) == len(questions):
-    classroom.report_final(correct, len(questions))  # to the class, if the learner joined one
+    reports.report_final(correct, len(questions))  # to the class, if the learner joined one
     wrong = mistakes(answers, questions)
     st.success(t("final.done", correct=num(correct), total=num(len(questions))))
     if wrong:

@@ -20,7 +20,7 @@ from lib.lessons import block as blk  # noqa: E402
 from lib.lessons.logit_lens import lens_positions, logit_lens  # noqa: E402
 from lib.model.capture import run_capture  # noqa: E402
 from lib.model.models import load_model  # noqa: E402
-from ui.block_view import LENS_WINDOW  # noqa: E402
+from ui.lessons.block.lens_service import LENS_WINDOW  # noqa: E402
 
 TEXTS = {"short": "The cat sat on the mat because it was tired.", "medium": "parola " * 128, "long": "parola " * 7200}
 

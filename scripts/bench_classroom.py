@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib.classroom.classroom import ClassStore  # noqa: E402
 from lib.course import quiz  # noqa: E402
-from ui.nav import LESSONS  # noqa: E402
+from ui.shell.nav import LESSONS  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:

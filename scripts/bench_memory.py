@@ -1,7 +1,7 @@
 """Memory benchmark of the classroom server's caches: RSS after many distinct texts.
 
 Each scenario runs in a fresh Python process, as a server would: load the built-in model through
-ui.cache.get_model, then ask ui.cache.get_capture (the one entry every page uses) for N distinct
+ui.shell.cache.get_model, then ask ui.shell.cache.get_capture (the one entry every page uses) for N distinct
 texts of at least T tokens, cut at T, and read the process's RSS (VmRSS) and peak (VmHWM) from
 /proc/self/status. Goal: RSS <= 1.5 GB after 100 texts of 256 tokens and after 30 of 512, with
 the default capture budget (ITT_CAPTURE_BUDGET_MB, 384 MB unless set).
@@ -47,7 +47,7 @@ def _status() -> dict[str, float]:
 
 def child(n: int, tokens: int) -> None:
     sys.path.insert(0, str(REPO))
-    from ui import cache
+    from ui.shell import cache
 
     t0 = time.perf_counter()
     from lib.model.models import DEFAULT_MODEL
@@ -73,7 +73,7 @@ def child(n: int, tokens: int) -> None:
 def child_both() -> None:
     """Both built-in models resident: texts on SmolLM2, then on Gemma, through the shared caches."""
     sys.path.insert(0, str(REPO))
-    from ui import cache
+    from ui.shell import cache
 
     t0 = time.perf_counter()
     from lib.model.models import DEFAULT_MODEL, EMBEDDED_MODELS

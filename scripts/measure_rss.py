@@ -56,7 +56,7 @@ def main() -> None:
 
     from playwright.sync_api import sync_playwright
 
-    from ui.nav import LESSONS
+    from ui.shell.nav import LESSONS
 
     port = free_port()
     exe = Path(sys.executable).with_name("streamlit")

@@ -12,7 +12,7 @@
 #                    is the earliest 2.x there, so the closest to what bertviz was
 #                    written against (it only uses $() selectors, .val, .on, .text).
 #   plotly.js-dist-min 3.7.0
-#                    for the charts a slider redraws in place (ui/live_chart.py): the
+#                    for the charts a slider redraws in place (ui/views/live_chart.py): the
 #                    3.x line Streamlit 1.67 bundles (3.8.2 is not on npm). Without it
 #                    those charts are drawn by st.plotly_chart, as the others.
 #   axe-core 4.14.1  the accessibility engine the browser tests inject into every page

@@ -44,14 +44,14 @@ def find_chart(at: AppTest, key: str) -> dict | None:
     for c in at.get("plotly_chart"):
         if c.key == key or c.proto.id.endswith(f"-{key}"):
             return json.loads(c.proto.spec)
-    for c in at.get("bidi_component"):  # ui.live_chart: the same plotly JSON, updated in place
+    for c in at.get("bidi_component"):  # ui.views.live_chart: the same plotly JSON, updated in place
         if c.proto.component_name == "itt_live_chart" and c.proto.id.endswith(f"-{key}"):
             return json.loads(json.loads(c.proto.json)["spec"])
     return None
 
 
 def view_data(at: AppTest, key: str) -> dict | None:
-    """The data a browser view (ui/views.py) was sent under `key`, or None if the page drew none."""
+    """The data a browser view (ui/views/browser.py) was sent under `key`, or None if the page drew none."""
     for c in at.get("bidi_component"):
         if c.proto.component_name == "itt_view" and c.proto.id.endswith(f"-{key}"):
             return json.loads(c.proto.json)
@@ -59,7 +59,7 @@ def view_data(at: AppTest, key: str) -> dict | None:
 
 
 def chart_configs(at: AppTest) -> dict[str, dict]:
-    """Every chart on the page, plotly_chart or ui.live_chart, by key: its plotly config."""
+    """Every chart on the page, plotly_chart or ui.views.live_chart, by key: its plotly config."""
     out = {}
     for c in at.get("plotly_chart"):
         out[c.key or c.proto.id.rsplit("-", 1)[-1]] = json.loads(c.proto.config)
@@ -70,7 +70,7 @@ def chart_configs(at: AppTest) -> dict[str, dict]:
 
 
 def chart_names(at: AppTest) -> dict[str, str]:
-    """Every chart on the page by key: its accessible name (st.plotly_chart's `alt`, ui.live_chart's name)."""
+    """Every chart on the page by key: its accessible name (st.plotly_chart's `alt`, ui.views.live_chart's name)."""
     out = {}
     for c in at.get("plotly_chart"):
         out[c.key or c.proto.id.rsplit("-", 1)[-1]] = c.proto.alt
@@ -81,7 +81,7 @@ def chart_names(at: AppTest) -> dict[str, str]:
 
 
 def chart_keys(at: AppTest) -> list[str]:
-    """The keys of every chart on the page (st.plotly_chart and ui.live_chart alike)."""
+    """The keys of every chart on the page (st.plotly_chart and ui.views.live_chart alike)."""
     return list(chart_configs(at))
 
 

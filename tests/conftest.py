@@ -64,11 +64,11 @@ def navigation_v2(monkeypatch):
 def real():
     """The embedded SmolLM2-135M, converted on first use (the slow part of a cold run).
 
-    The very object the pages get under AppTest (ui.cache.get_model, which calls
+    The very object the pages get under AppTest (ui.shell.cache.get_model, which calls
     lib.model.models.load_model): the test session loads each built-in model once, as a server does.
     """
     from lib.model.models import DEFAULT_MODEL
-    from ui.cache import get_model
+    from ui.shell.cache import get_model
 
     return get_model(DEFAULT_MODEL)
 
@@ -147,7 +147,7 @@ def real_gemma():
     """The embedded Gemma 3 270M, converted on first use (minutes the first time, once); shared
     with the pages under AppTest, as `real` is."""
     from lib.model.models import GEMMA_MODEL
-    from ui.cache import get_model
+    from ui.shell.cache import get_model
 
     return get_model(GEMMA_MODEL)
 

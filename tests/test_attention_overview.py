@@ -12,8 +12,8 @@ import numpy as np
 import plotly.io
 
 from lib.lessons.attention import GAP_BYTE, probabilities_as_bytes
-from ui.attention_view import COLORSCALE, OVERVIEW_BACKGROUND, overview_figure
-from ui.figures import byte_colorscale
+from ui.lessons.attention.figures import COLORSCALE, OVERVIEW_BACKGROUND, overview_figure
+from ui.views.figures import byte_colorscale
 
 LABELS = {"x": "layer", "y": "head", "hover": "layer {layer}, head {head}: {pattern}"}
 

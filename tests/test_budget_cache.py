@@ -1,4 +1,4 @@
-"""lib.serving.budget_cache and ui.cache's bounds: bytes, LRU order, one computation per key, hub policy."""
+"""lib.serving.budget_cache and ui.shell.cache's bounds: bytes, LRU order, one computation per key, hub policy."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def test_hub_off_and_size_cap_refuse_before_loading(monkeypatch):
 
 
 def test_thirty_learners_on_one_text_run_one_capture(monkeypatch, tiny_llama):
-    import ui.cache as cache
+    import ui.shell.cache as cache
 
     monkeypatch.setattr(cache, "CAPTURES", ByteBudgetCache(10**9, lambda c: c.nbytes))
     monkeypatch.setattr(cache, "get_model", lambda name: tiny_llama)
@@ -114,7 +114,7 @@ def test_thirty_learners_on_one_text_run_one_capture(monkeypatch, tiny_llama):
 
 
 def test_at_most_one_hub_model_resident(monkeypatch, tiny_llama, tiny_gpt2):
-    import ui.cache as cache
+    import ui.shell.cache as cache
     from lib.model.models import DEFAULT_MODEL
 
     monkeypatch.setattr(cache, "_models", {})
@@ -135,7 +135,7 @@ def test_a_hub_model_let_go_is_freed_even_in_a_reference_cycle(monkeypatch):
     import gc
     import weakref
 
-    import ui.cache as cache
+    import ui.shell.cache as cache
 
     class Model:  # a stand-in holding a reference cycle, as module graphs can
         def __init__(self) -> None:
@@ -154,7 +154,7 @@ def test_a_hub_model_let_go_is_freed_even_in_a_reference_cycle(monkeypatch):
 
 @pytest.mark.parametrize("lang", ["en", "it"])
 def test_page_says_the_server_does_not_load_hub_models(monkeypatch, lang):
-    import ui.cache as cache
+    import ui.shell.cache as cache
     from lib.course import i18n
     from lib.model.models import DEFAULT_MODEL
     from tests.apptest import start

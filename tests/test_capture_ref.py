@@ -1,8 +1,8 @@
-"""A session keeps no capture between runs: pages hold `ui.core.CaptureRef`, a key.
+"""A session keeps no capture between runs: pages hold `ui.shell.core.CaptureRef`, a key.
 
 Streamlit keeps each session's fragments between reruns, and with them the page globals they close
 over. If those globals held the Capture, every connected learner would pin their own capture
-outside the byte budget of ui.cache (measured before this: +200 MB of server RSS per learner with
+outside the byte budget of ui.shell.cache (measured before this: +200 MB of server RSS per learner with
 a 512-token text). After a page run, and once the budgeted cache has let the capture go, no
 Capture of this text may remain reachable.
 """
@@ -29,7 +29,7 @@ def _pinned() -> list[Capture]:
 
 @pytest.mark.parametrize("page", PAGES)
 def test_a_session_pins_no_capture(page):
-    from ui import cache
+    from ui.shell import cache
 
     at = start("en", page, text=TEXT)
     assert not at.exception, at.exception
@@ -41,8 +41,8 @@ def test_a_session_pins_no_capture(page):
 
 
 def test_the_ref_reads_through_and_is_read_only():
-    from ui.core import CaptureRef
-    from ui.cache import CAPTURES
+    from ui.shell.cache import CAPTURES
+    from ui.shell.core import CaptureRef
     from lib.model.models import DEFAULT_MODEL
 
     ref = CaptureRef(DEFAULT_MODEL, TEXT, 16)

@@ -1,4 +1,4 @@
-"""The course's one rule for chart layout (ui.figures.laid_out), on plotly JSON: titles wrapped to
+"""The course's one rule for chart layout (ui.views.figures.laid_out), on plotly JSON: titles wrapped to
 a phone's width above the plot, subplot titles to their column, legends at the chart's foot,
 tick labels at plotly's own angle. The browser test tests/e2e/test_chart_layout.py measures the
 drawn charts."""
@@ -9,7 +9,7 @@ import re
 
 from plotly.subplots import make_subplots
 
-from ui.figures import SUBTITLE_CHARS, TITLE_CHARS, laid_out, localized, wrap
+from ui.views.figures import SUBTITLE_CHARS, TITLE_CHARS, laid_out, localized, wrap
 
 
 def _longest(text: str) -> int:
@@ -72,7 +72,7 @@ def test_a_title_repeated_under_panels_side_by_side_is_said_once_and_a_polar_axi
 def test_every_title_leaves_the_mode_bars_band_above_it():
     """On a touch screen plotly's mode bar is always shown, at the top right: a title, above the plot
     or above a matrix's top tick labels, starts below its band (checked drawn in tests/e2e/test_phone.py)."""
-    from ui.figures import MODEBAR_PX
+    from ui.views.figures import MODEBAR_PX
 
     above = laid_out({"title": {"text": "Dove stanno i parametri"}, "margin": {"t": 40}})
     assert above["title"]["pad"]["t"] >= MODEBAR_PX
@@ -86,7 +86,7 @@ def test_a_title_of_two_lines_keeps_its_second_line_above_the_plot():
     """plotly anchors a title of several lines by its first: the pad under it holds the others, and
     the top margin holds the band, every line and that pad (seen on a phone: a heatmap's title's
     second line over its top row and its first tick label)."""
-    from ui.figures import LINE_PX, MODEBAR_PX, TITLE_SIZE
+    from ui.views.figures import LINE_PX, MODEBAR_PX, TITLE_SIZE
 
     one = laid_out({"title": {"text": "I neuroni più attivi"}})
     two = laid_out({"title": {"text": "I neuroni più attivi dello strato 15 su ogni token"}})

@@ -97,7 +97,7 @@ def test_every_quiz_text_reads_without_latex_in_a_table():
     from lib.classroom.class_board import plain_math
     from lib.course import i18n
     from lib.course.quiz import load_bank
-    from ui import nav
+    from ui.shell import nav
 
     assert plain_math("la regola $12 \\cdot d^2 \\cdot L$") == "la regola 12 · d² · L"
     assert plain_math("$\\tfrac{1}{\\sqrt{d_{head}}}$") == "1/√(d_head)"

@@ -63,8 +63,8 @@ def _apart(colours, kind) -> list[tuple]:
 def test_categorical_palette_stays_apart(kind):
     """Every pair of the course's categorical colours (lines, bars, KV groups), and the template's
     colour order for traces with no colour of their own."""
-    from ui.figures import PALETTE
-    from ui.live_chart import TEMPLATE
+    from ui.views.figures import PALETTE
+    from ui.views.live_chart import TEMPLATE
 
     assert not _apart(PALETTE, kind)
     assert TEMPLATE["layout"]["colorway"] == PALETTE
@@ -73,9 +73,9 @@ def test_categorical_palette_stays_apart(kind):
 @pytest.mark.parametrize("kind", VISIONS)
 def test_classes_drawn_together_stay_apart(kind):
     """Classes drawn side by side in one chart, each against the others."""
-    from ui.attention_view import FLASH_COLOURS
-    from ui.figures import PALETTE
-    from ui.sampling_view import GREY
+    from ui.lessons.attention.figures import FLASH_COLOURS
+    from ui.lessons.sampling import GREY
+    from ui.views.figures import PALETTE
 
     sets = {
         # sampling: the model's bars, the filtered bars, the cumulative line, the top-p cut
@@ -103,8 +103,8 @@ def _sequential_ok(colours, kind) -> None:
 def test_sequential_scales_keep_their_order_in_lightness(kind):
     """The attention heatmap's blues, the residual stream's viridis, the logit lens's light blues,
     the generated tokens' and the surprise chips' white-to-colour blends."""
-    from ui.attention_view import COLORSCALE
-    from ui.sampling_view import GEN_RGB, LOSS_RGB
+    from ui.lessons.attention.figures import COLORSCALE
+    from ui.lessons.sampling import GEN_RGB, LOSS_RGB
 
     _sequential_ok(_stops(COLORSCALE), kind)
     _sequential_ok(_stops(get_colorscale("Viridis")), kind)
@@ -131,7 +131,7 @@ def test_quiz_verdicts_are_marked_by_a_symbol_where_their_colours_merge():
     other for a learner with deuteranopia: the verdicts carry ✅ and ❌ as well as their words."""
     import inspect
 
-    from ui import quiz_widget
+    from ui.learner import quiz_widget
 
     green, red = "#079464", "#d94a57"
     merged = [k for k in cv.KINDS if cv.distance(green, red, k) < MIN_DELTA_E]

@@ -8,7 +8,7 @@ import pytest
 
 from lib.course import i18n
 from tests.apptest import start
-from ui.figures import localized
+from ui.views.figures import localized
 
 
 def test_localized_copies_and_keeps_a_figures_own_choices():

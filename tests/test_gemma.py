@@ -229,7 +229,7 @@ def test_embedded_models_name_both_and_gemma_terms_ship_with_it():
 
 
 def test_every_built_in_model_stays_resident_beside_one_hub_model(monkeypatch, tiny_llama, tiny_gemma, tiny_gpt2):
-    import ui.cache as cache
+    import ui.shell.cache as cache
     from lib.model.models import DEFAULT_MODEL, GEMMA_MODEL
     from lib.serving.budget_cache import ByteBudgetCache
 

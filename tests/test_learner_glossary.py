@@ -6,7 +6,7 @@ import pytest
 
 from lib.course import i18n
 from lib.course.learner_glossary import INTRO, entries, folded, search
-from ui import nav
+from ui.shell import nav
 
 
 def test_folded_drops_capitals_and_accents():

@@ -1,4 +1,4 @@
-"""ui.live_chart: the figure it sends, and st.plotly_chart where plotly.js was not vendored."""
+"""ui.views.live_chart: the figure it sends, and st.plotly_chart where plotly.js was not vendored."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from tests.apptest import chart, chart_keys, plotly_array, start
 
 
 def test_spec_is_the_figures_json_with_the_course_template():
-    from ui import live_chart
+    from ui.views import live_chart
 
     z = np.arange(6, dtype=np.float32).reshape(2, 3)
     fig = go.Figure(go.Heatmap(z=z), layout=dict(title=dict(text="t"), height=300))
@@ -20,7 +20,7 @@ def test_spec_is_the_figures_json_with_the_course_template():
     np.testing.assert_array_equal(plotly_array(spec["data"][0]["z"]), z)
     assert spec["layout"]["title"]["text"] == "t" and spec["layout"]["height"] == 300
     assert spec["layout"]["template"] == live_chart.TEMPLATE  # not plotly.py's default look
-    # A cached dict (ui.figures.Spec) is read, never changed.
+    # A cached dict (ui.views.figures.Spec) is read, never changed.
     shared = fig.to_dict()
     before = json.dumps(shared, default=str)
     live_chart.spec_json(shared)
@@ -31,7 +31,7 @@ def test_a_figure_is_read_as_plotlys_own_dict_without_changing_it():
     """as_spec: the same JSON as Figure.to_dict() (typed arrays included), the figure untouched."""
     import plotly.io
 
-    from ui import live_chart
+    from ui.views import live_chart
 
     z = np.arange(12, dtype=np.float64).reshape(3, 4)
     fig = go.Figure(go.Heatmap(z=z, text=[["a", "b", "c", "d"]] * 3, customdata=z.astype(np.int32)),
@@ -45,14 +45,14 @@ def test_a_figure_is_read_as_plotlys_own_dict_without_changing_it():
 
 
 def test_the_vendored_plotly_is_served_from_static():
-    from ui import live_chart
+    from ui.views import live_chart
 
     assert live_chart.PLOTLY_URL == "/app/static/vendor/" + live_chart.PLOTLY_FILE.name  # static/ is served there
     assert live_chart.PLOTLY_FILE.name == "plotly.min.js"
 
 
 def test_a_page_falls_back_to_st_plotly_chart_without_plotly_js(monkeypatch, tmp_path):
-    from ui import live_chart
+    from ui.views import live_chart
 
     monkeypatch.setattr(live_chart, "PLOTLY_FILE", tmp_path / "missing.js")
     at = start("en", "pages/03_embeddings.py", text=i18n.ui("en")["text.example"])
@@ -62,7 +62,7 @@ def test_a_page_falls_back_to_st_plotly_chart_without_plotly_js(monkeypatch, tmp
 
 
 def test_with_plotly_js_the_page_sends_a_live_chart(monkeypatch, tmp_path):
-    from ui import live_chart
+    from ui.views import live_chart
 
     fake = tmp_path / "plotly.min.js"
     fake.write_text("/* plotly */")

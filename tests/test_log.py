@@ -13,11 +13,11 @@ def test_configure_gives_lib_and_ui_one_handler_however_often_it_runs(monkeypatc
     log.configure(stream=stream)
     log.configure(stream=stream)  # app.py runs once per rerun
     assert [len(logging.getLogger(name).handlers) for name in log.PACKAGES] == [1, 1]
-    logging.getLogger("ui.core").warning("the lens failed: %s", "OSError: no")
+    logging.getLogger("ui.shell.core").warning("the lens failed: %s", "OSError: no")
     logging.getLogger("lib.classroom.classroom").info("a class started")
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2
-    assert lines[0].endswith(" WARNING ui.core: the lens failed: OSError: no")
+    assert lines[0].endswith(" WARNING ui.shell.core: the lens failed: OSError: no")
     assert lines[1].endswith(" INFO lib.classroom.classroom: a class started")
 
 

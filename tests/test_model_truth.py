@@ -4,7 +4,7 @@ agreeing with the number 1, the prose's KV bytes per token equal to the page's o
 link that opens the same built-in model again.
 
 Each page is rendered once per (language, model), in one session per pair (the models are loaded
-once for the whole test run by ui.cache); the checks below read those renders, which
+once for the whole test run by ui.shell.cache); the checks below read those renders, which
 tests/renders.py keeps for the other page files too.
 """
 
@@ -48,7 +48,7 @@ def _namespaces(lang: str) -> set[str]:
 
 def _module_names(model: str) -> set[str]:
     """The loaded model's module paths ("model.norm"), which tables show on purpose."""
-    from ui.cache import get_model
+    from ui.shell.cache import get_model
 
     return {name for name, _ in get_model(model).model.named_modules()}
 

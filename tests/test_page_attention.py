@@ -16,8 +16,8 @@ from lib.course.quiz import load_bank
 from lib.lessons import attention as att
 from lib.lessons.bertviz_view import as_document, head_view_html
 from lib.model.capture import run_capture
-from ui import attention_view as view
 from lib.serving.payload import unpack_u16
+from ui.lessons.attention import compute, figures
 from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model, chart_keys, view_data
 
 PAGE = "pages/05_attention.py"
@@ -50,7 +50,7 @@ def check_steps_against_lib(at, real, cap, layer: int) -> None:
     scale = att.module_scale(real, layer)
     assert formula["layer"] == masked["layer"] == flash["layer"] == layer
     n, d = formula["n"], formula["d"]
-    assert (n, d) == (min(cap.n_tokens, view.STEP_TOKENS), min(cap.q.shape[-1], view.STEP_DIMS))
+    assert (n, d) == (min(cap.n_tokens, compute.STEP_TOKENS), min(cap.q.shape[-1], compute.STEP_DIMS))
     nf = flash["n"]
     lower = np.tril_indices(nf)
     sent_scores = unpack_f32(flash["scores"]).reshape(cap.n_heads, -1)
@@ -78,7 +78,7 @@ def check_steps_against_lib(at, real, cap, layer: int) -> None:
             run = att.flash_attention(q, k, v, option["block"], option["block"], scale=scale, window=cap.layer_window(layer))
             assert float(option["diff"][h]) < 1e-9
             assert (option["naive"], option["tiled"]) == (run.naive_bytes, run.tiled_bytes)
-    assert [o["block"] for o in flash["options"]] == view.block_options(nf)
+    assert [o["block"] for o in flash["options"]] == figures.block_options(nf)
     out = att.layer_output(real, cap, layer)
     np.testing.assert_allclose(formula["share"], np.linalg.norm(out.per_head, axis=-1).mean(-1), rtol=1e-5)
     np.testing.assert_allclose(formula["o"], out.out[:n, :d], rtol=1e-5, atol=1e-6)
@@ -103,7 +103,7 @@ def title(at) -> str:
 
 
 def choose(at, layer: int | None = None, head: int | None = None) -> None:
-    """What the view's layer trigger and the head's followers set on the server (ui/attention_view.py
+    """What the view's layer trigger and the head's followers set on the server (ui/lessons/attention/sections.py
     set_chosen), then a run: AppTest cannot move a browser view's slider (tests/e2e does)."""
     if layer is not None:
         at.session_state["attention.layer"] = layer
@@ -170,7 +170,7 @@ def test_the_head_sections_get_every_head_of_the_layer_once(real, example):
     layer, head = chosen(at)
     before = {p: steps(at, p)["key"] for p in ("formula", "mask", "flash")}
     assert all(len(steps(at, p)["heads" if p == "formula" else "future" if p == "mask" else "options"]) ==
-               (real.info.n_heads if p != "flash" else len(view.block_options(steps(at, "flash")["n"])))
+               (real.info.n_heads if p != "flash" else len(figures.block_options(steps(at, "flash")["n"])))
                for p in ("formula", "mask", "flash"))
     choose(at, head=(head + 4) % real.info.n_heads)
     assert not at.exception, at.exception
@@ -200,12 +200,12 @@ def test_overview_has_every_head_and_a_clickable_marker_each(real, example):
 
 def test_view_widgets_never_run_the_model(monkeypatch):
     at = start("en", PAGE)
-    import ui.cache
+    import ui.shell.cache
 
     def no_model(*args, **kwargs):
         raise AssertionError("a view widget ran the model")
 
-    monkeypatch.setattr(ui.cache, "run_capture", no_model)
+    monkeypatch.setattr(ui.shell.cache, "run_capture", no_model)
     choose(at, 3, 7)
     assert not at.exception, at.exception
     assert title(at) == i18n.fill(i18n.ui("en")["attention.heatmap_title"], layer="3", head="7")
@@ -218,14 +218,14 @@ def test_the_scaling_demo_sends_every_head_width_once(real):
     at = start("en", PAGE)
     sent = view_data(at, "attention.scaling_view")
     d_head = real.info.d_head
-    assert [o["dh"] for o in sent["options"]] == sorted(set(view.D_HEADS) | {d_head})
+    assert [o["dh"] for o in sent["options"]] == sorted(set(compute.D_HEADS) | {d_head})
     assert sent["default"] == sent["chosen"]["dh"] == d_head
     for o in sent["options"]:
         demo = att.scaling_demo(o["dh"], seed=0)
         assert (o["var_raw"], o["var_scaled"], o["max_raw"], o["max_scaled"]) == (
             demo.var_raw, demo.var_scaled, demo.max_raw, demo.max_scaled)
         assert o["weights_raw"] == demo.weights_raw.tolist() and o["weights_scaled"] == demo.weights_scaled.tolist()
-        counts, edges = np.histogram(demo.scaled, bins=view.SCALING_BINS)
+        counts, edges = np.histogram(demo.scaled, bins=compute.SCALING_BINS)
         assert o["scaled"]["counts"] == counts.tolist() and o["scaled"]["lo"] == edges[0]
         assert sum(o["raw"]["counts"]) == len(demo.raw)
     # Without the scaling, Dh = 1024 saturates the softmax; with it, it does not.
@@ -259,7 +259,7 @@ def test_bad_text_gets_a_message_not_a_traceback(lang, text, expect):
         assert all(h["said"] == labels[expect] for h in heads(at)["heads"])
         masked = steps(at, "mask")  # the view says there is no future to hide
         assert masked["weights"] is None and masked["labels"]["one_token"] == labels["attention.unmasked.one_token"]
-        assert [o["block"] for o in steps(at, "flash")["options"]] == view.block_options(1)
+        assert [o["block"] for o in steps(at, "flash")["options"]] == figures.block_options(1)
     elif expect == "text.truncated":
         assert any(prefix(labels["text.truncated"]) in x.value for x in at.warning)
         captions = [c.value for c in at.caption]

@@ -14,12 +14,13 @@ import pytest
 
 from lib.course import i18n
 from lib.course.quiz import load_bank
+from lib.lessons import block as blk
 from lib.lessons.logit_lens import lens_positions
 from lib.model.capture import DEFAULT_MAX_TOKENS, run_capture
 from lib.serving.payload import unpack_ints, unpack_u16
 from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model, view_data
-from ui import block_view as view, lens_service
-from ui.cache import get_capture
+from ui.lessons.block import lens_service
+from ui.shell.cache import get_capture
 
 PAGE = "pages/06_block.py"
 LONG_TEXT = "parola " * 7200  # the same text as tests/test_pages.py: one cached 512-token capture
@@ -72,8 +73,8 @@ def test_page_shows_the_live_block_in_both_languages(lang, real):
     # The norm's view: every token's vector at the chosen layer, and lib's numbers for each.
     norm = view_data(at, "block.norm_view")
     layer = at.slider(key="block.norm_layer").value
-    params = view.blk.norm_params(view.blk.block_norm(real, layer, "attn"), real.info.norm)
-    steps = view.blk.norm_steps(cap.resid[layer, -1], params)
+    params = blk.norm_params(blk.block_norm(real, layer, "attn"), real.info.norm)
+    steps = blk.norm_steps(cap.resid[layer, -1], params)
     x = unpack_u16(norm["x"][-1])
     np.testing.assert_allclose(x, cap.resid[layer, -1], atol=norm["x"][-1]["scale"])
     np.testing.assert_allclose(norm["stats"][-1][:3], [steps.mean, steps.rms, steps.std], rtol=1e-6)
@@ -112,15 +113,14 @@ def test_page_shows_the_live_block_in_both_languages(lang, real):
 
 def test_view_widgets_never_run_the_model(monkeypatch):
     at = start("en", PAGE)
-    import ui.block_view
-    import ui.cache
+    import ui.shell.cache
     from lib.lessons import block
     from lib.serving import lens_service as service
 
     def forbidden(*args, **kwargs):
         raise AssertionError("a view widget re-ran the model or the lens")
 
-    monkeypatch.setattr(ui.cache, "run_capture", forbidden)
+    monkeypatch.setattr(ui.shell.cache, "run_capture", forbidden)
     monkeypatch.setattr(service, "logit_lens", forbidden)
     monkeypatch.setattr(service, "logit_lens_elsewhere", forbidden)
     monkeypatch.setattr(block, "contributions", forbidden)
@@ -289,7 +289,7 @@ def test_sections_below_the_first_screen_compute_when_reached():
     the residual stream's contributions, the MLP and the logit lens hold a notice until the learner
     reaches them. The follower's callback marks one reached (for this model and text), and the next
     run of the page computes that one, and only that one."""
-    from ui import follow
+    from ui.views import follow
 
     at = start("en")
     at.session_state["app.defer_sections"] = True

@@ -1,8 +1,8 @@
 """Every chart of every lesson has an accessible name that says what it shows, in the course's language.
 
-A screen reader announces a chart by that name (st.plotly_chart's `alt`, ui.live_chart's `aria-label`);
+A screen reader announces a chart by that name (st.plotly_chart's `alt`, ui.views.live_chart's `aria-label`);
 plotly.js itself names nothing. The name is the chart's description from the labels, or its title,
-then its axes (ui.export.chart_name).
+then its axes (ui.views.export.chart_name).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def test_every_chart_is_named_in_italian(page):
 
 
 def test_the_name_is_the_description_or_the_title_then_the_axes():
-    from ui.figures import accessible_name
+    from ui.views.figures import accessible_name
 
     spec = {"layout": {"title": {"text": "<b>Head 3</b><br>layer 2"}, "xaxis": {"title": "key"},
                        "yaxis": {"title": {"text": "query"}}}}

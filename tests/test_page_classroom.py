@@ -17,15 +17,15 @@ from tests.apptest import TIMEOUT, page_text
 @pytest.fixture
 def store(tmp_path, monkeypatch):
     """The app's class store on a fresh SQLite file (the app's cached one cleared before and after)."""
-    from ui import classroom
+    from ui.classroom import access
 
     url = f"sqlite:///{tmp_path / 'class.db'}"
     monkeypatch.setenv("ITT_DATABASE_URL", url)
-    classroom.store.clear()
-    classroom._class_state.clear()
+    access.store.clear()
+    access.class_state.clear()
     yield ClassStore(url)
-    classroom.store.clear()
-    classroom._class_state.clear()
+    access.store.clear()
+    access.class_state.clear()
 
 
 def _app(lang: str, **params) -> AppTest:
@@ -221,8 +221,8 @@ def test_a_teacher_link_with_a_wrong_or_truncated_secret_shows_nothing_of_the_cl
 
 
 def test_the_teacher_paces_the_class_anonymizes_and_deletes_it(store):
-    from ui import classroom
-    from ui.classroom import ORDER
+    from ui.classroom import access
+    from ui.classroom.access import ORDER
 
     labels = i18n.ui("it")
     created = store.create_class()
@@ -239,7 +239,7 @@ def test_the_teacher_paces_the_class_anonymizes_and_deletes_it(store):
     teacher.selectbox(key="class.upto_choice").select_index(ORDER.index("embeddings")).run()
     teacher.button(key="class.upto").click().run()
     assert store.pacing(created.code).lead_lesson == "attention" and store.pacing(created.code).open_upto == "embeddings"
-    classroom._class_state.clear()  # the learner's few seconds of cache, over
+    access.class_state.clear()  # the learner's few seconds of cache, over
     learner.run()
     title = i18n.ui("it")["lesson.attention.title"]
     assert i18n.fill(labels["class.banner.lead"], title=title) in [x.value for x in learner.info]
@@ -260,11 +260,11 @@ def test_the_teacher_paces_the_class_anonymizes_and_deletes_it(store):
 
 
 def test_an_unreachable_database_is_said_and_nothing_raises(tmp_path, monkeypatch):
-    from ui import classroom
+    from ui.classroom import access
 
     monkeypatch.setenv("ITT_DATABASE_URL", "postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=1")
-    classroom.store.clear()
-    classroom._class_state.clear()
+    access.store.clear()
+    access.class_state.clear()
     try:
         at = _app("en")
         at.switch_page("pages/98_teachers.py").run()
@@ -273,8 +273,8 @@ def test_an_unreachable_database_is_said_and_nothing_raises(tmp_path, monkeypatc
         at = _app("en", **{"class": "ABCDEF"})
         assert i18n.ui("en")["class.err.store"] in [e.value for e in at.error]
     finally:
-        classroom.store.clear()
-        classroom._class_state.clear()
+        access.store.clear()
+        access.class_state.clear()
 
 
 def test_answers_given_while_the_database_is_down_are_said_kept_and_sent_later(store, monkeypatch):
@@ -382,7 +382,7 @@ def test_answers_the_browser_brings_back_after_the_join_are_sent_then(store):
     created = store.create_class()
     at = _join(_app("en", **{"class": created.code}), "en", "Ada")
     assert store.dashboard(created.code, created.secret).questions == ()
-    # What ui/persist.py's restore puts into the session: the verdicts, the boxes, the firsts as given.
+    # What ui/learner/persist.py's restore puts into the session: the verdicts, the boxes, the firsts as given.
     at.session_state["quiz.results"] = {"numbers": {"d_model_from_heads": False, "gqa_group": True}}
     at.session_state["quiz.firsts"] = {"numbers:d_model_from_heads": ["4000", False]}
     at.run()
@@ -422,7 +422,7 @@ def test_a_bad_teacher_link_message_stays_through_a_rerun(store, lang):
 
 @pytest.mark.parametrize("how", ["deleted", "removed"])
 def test_a_learner_is_told_at_their_next_answer_that_the_class_is_gone_or_they_were_removed(store, how):
-    from ui import classroom
+    from ui.classroom import access
 
     labels = i18n.ui("en")
     created = store.create_class()
@@ -431,7 +431,7 @@ def test_a_learner_is_told_at_their_next_answer_that_the_class_is_gone_or_they_w
         store.delete_class(created.code, created.secret)
     else:
         store.remove_learner(created.code, created.secret, "Ada")
-    classroom._class_state.clear()  # as after the few seconds the pacing is cached
+    access.class_state.clear()  # as after the few seconds the pacing is cached
     if how == "removed":
         _check(at, "en", "d_head_70b", "128")  # the next action: an answer
     else:
@@ -470,7 +470,7 @@ def test_a_class_closed_to_joining_opens_no_join_panel(store, lang):
 
 
 def test_leading_to_a_lesson_the_class_cannot_open_yet_opens_it_and_says_so(store):
-    from ui.classroom import ORDER
+    from ui.classroom.access import ORDER
 
     labels = i18n.ui("en")
     created = store.create_class()

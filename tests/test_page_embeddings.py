@@ -155,11 +155,11 @@ def test_bad_learner_text(lang, text, expect):
 
 @pytest.mark.parametrize("lang", i18n.LANGS)
 def test_context_and_sentences_bad_input_and_every_depth_sent_once(lang, monkeypatch):
-    import ui.cache
+    import ui.shell.cache
 
     calls = []
-    original = ui.cache.run_capture
-    monkeypatch.setattr(ui.cache, "run_capture", lambda *a, **k: calls.append(a[1]) or original(*a, **k))
+    original = ui.shell.cache.run_capture
+    monkeypatch.setattr(ui.shell.cache, "run_capture", lambda *a, **k: calls.append(a[1]) or original(*a, **k))
     at = start(lang, PAGE)
     labels = i18n.ui(lang)
     n_calls = len(calls)
@@ -227,7 +227,7 @@ def test_lesson_runs_on_a_gpt2_family_model(tiny_gpt2, monkeypatch):
 
 def test_the_depth_curve_is_drawn_on_an_axis_zoomed_to_it():
     """A same-word pair whose cosine only falls from 1 to 0.94 must look like a fall, not a flat line."""
-    from ui.embeddings_view import depth_range
+    from ui.lessons.embeddings import depth_range
 
     cos = np.array([1.0, 0.99, 0.97, 0.95, 0.94])
     low, high = depth_range(cos)

@@ -21,7 +21,7 @@ def _terms(at) -> list[str]:
 
 @pytest.mark.parametrize("lang", i18n.LANGS)
 def test_the_glossary_shows_every_word_with_its_lesson(lang):
-    from ui import nav
+    from ui.shell import nav
 
     at = start(lang, PAGE)
     labels = i18n.ui(lang)

@@ -85,7 +85,7 @@ def test_the_hub_going_away_mid_download_keeps_the_previous_model(hub, monkeypat
 def test_download_progress_is_drawn_in_the_page(hub, lang, monkeypatch):
     """The texts the page's bar shows while the throttled weights download (read from the function
     that writes them: the bar itself is emptied when the model is ready)."""
-    from ui import core
+    from ui.shell import core
 
     shown = []
     real = core.download_text

@@ -14,7 +14,7 @@ import pytest
 from lib.course import i18n
 from lib.course.quiz import load_bank
 from tests.apptest import page_text, start, switch_model
-from ui.nav import LESSONS
+from ui.shell.nav import LESSONS
 
 # Figures of SmolLM2-135M (30 layers, d_model 576, 9 query heads, 3 KV heads, vocabulary 49,152,
 # MLP 1,536, RoPE base 100,000, 135M parameters) and its 4-bit file's format, as prose would write them.

@@ -25,7 +25,7 @@ def arr(value) -> np.ndarray:
 
 
 def title(fig: dict) -> str:
-    return fig["layout"]["title"]["text"].replace("<br>", " ")  # titles wrap (ui.figures.laid_out)
+    return fig["layout"]["title"]["text"].replace("<br>", " ")  # titles wrap (ui.views.figures.laid_out)
 
 
 def warnings(at) -> list[str]:
@@ -133,12 +133,12 @@ def test_the_layer_sends_its_own_vectors_without_running_the_model(monkeypatch):
     """The layer is the one choice of the live part that needs the server (a layer's vectors are sent
     at a time); it reads the capture already made. The other parts' data stays as sent."""
     at = start("en", PAGE)
-    import ui.cache
+    import ui.shell.cache
 
     def no_model(*args, **kwargs):
         raise AssertionError("a view choice ran the model")
 
-    monkeypatch.setattr(ui.cache, "run_capture", no_model)
+    monkeypatch.setattr(ui.shell.cache, "run_capture", no_model)
     first, rotation = sent(at, "live"), sent(at, "rotation")
     at.slider(key="position.layer").set_value(7)
     at.run()
@@ -150,14 +150,14 @@ def test_the_layer_sends_its_own_vectors_without_running_the_model(monkeypatch):
 
 @pytest.mark.parametrize("lang", i18n.LANGS)
 def test_a_links_positions_reach_the_view_once(lang):
-    """A share link's values (ui/share.py) go to the view with a fresh token; the view brings a
+    """A share link's values (ui/learner/share.py) go to the view with a fresh token; the view brings a
     position past the context back itself, with a notice (tests/js/position.test.js)."""
-    from ui import position_view
+    from ui.lessons import position
 
     at = start(lang, PAGE)
     at.session_state["position.n"] = 50_000
     at.session_state["position.shift"] = 9_000
-    at.session_state[position_view.LINK_KEY] = "token-1"
+    at.session_state[position.LINK_KEY] = "token-1"
     at.run()
     assert not at.exception, at.exception
     for part in ("rotation", "relative", "live"):
@@ -246,7 +246,7 @@ def test_every_figure_label_exists_in_both_languages():
 
     root = Path(__file__).resolve().parent.parent
     # The page and its view module (the shuffle and learned-table figures).
-    source = "\n".join((root / f).read_text(encoding="utf-8") for f in (PAGE, "ui/position_view.py"))
+    source = "\n".join((root / f).read_text(encoding="utf-8") for f in (PAGE, "ui/lessons/position.py"))
     ids = set()
     for call in re.finditer(r"\blabels\(\s*\"([a-z_.]+)\"((?:\s*,\s*\"[a-z_]+\")+)", source):
         ids |= {f"{call.group(1)}.{n}" for n in re.findall(r"\"([a-z_]+)\"", call.group(2))}

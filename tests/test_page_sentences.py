@@ -26,7 +26,7 @@ BOTH = [(lang, model) for lang in i18n.LANGS for model in MODELS]
 
 
 def _info(model: str):
-    from ui.cache import get_model
+    from ui.shell.cache import get_model
 
     return get_model(model).info
 

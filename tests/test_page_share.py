@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 from lib.course import i18n
 from lib.learner import share_link as sl
 from tests.apptest import TIMEOUT, chart, label_prefix, page_text, start, chart_configs, view_data
-from ui import nav
-from ui.share import IN_BROWSER, SHARED
+from ui.learner.share import IN_BROWSER, SHARED
+from ui.shell import nav
 
 PATHS = {x.id: x.path for x in nav.LESSONS}
 
@@ -131,7 +131,7 @@ def _upload_script(data: bytes):
     def script(data: bytes):
         import streamlit as st
 
-        from ui import persist
+        from ui.learner import persist
 
         class Upload:
             name = "progress.json"
@@ -176,7 +176,7 @@ def test_a_progress_file_loads_back_with_its_verdicts():
 
 def test_every_figure_saves_in_the_chosen_format():
     at = start("en")
-    charts = chart_configs(at)  # st.plotly_chart and ui.live_chart alike
+    charts = chart_configs(at)  # st.plotly_chart and ui.views.live_chart alike
     assert len(charts) >= 2
     for config in charts.values():
         options = config["toImageButtonOptions"]
@@ -210,7 +210,7 @@ def test_a_nickname_that_cannot_be_one_is_refused_with_a_message():
     def script():
         import streamlit as st
 
-        from ui import persist
+        from ui.learner import persist
 
         st.session_state["app.learner_input"] = "<b>anna</b>"
         persist._on_nickname()  # what the form's button calls
@@ -228,7 +228,7 @@ def test_a_new_nickname_starts_from_nothing_and_asks_the_browser_again():
     def script():
         import streamlit as st
 
-        from ui import persist
+        from ui.learner import persist
 
         st.session_state["quiz.results"] = {"numbers": {"live_d_head": True}}
         st.session_state["quiz.numbers.live_d_head.answer"] = "64"

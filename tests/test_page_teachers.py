@@ -11,7 +11,7 @@ from tests.apptest import TIMEOUT, page_text, start
 
 @pytest.mark.parametrize("lang", i18n.LANGS)
 def test_the_teachers_page_lists_every_lesson_with_its_link_and_time(lang):
-    from ui import nav
+    from ui.shell import nav
 
     at = start(lang, "pages/98_teachers.py")
     assert not at.exception, at.exception

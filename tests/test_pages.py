@@ -36,7 +36,7 @@ def test_first_lesson_shows_the_live_model(lang):
     assert i18n.lesson(lang, "numbers")["intro"].splitlines()[0][:40] in text
     assert "576" in text and "{n_layers}" not in text
     assert labels["numbers.params_equal"].split("{n}")[0].strip() in text
-    tables = [x.value for x in at.table]  # HTML tables: headers never cut short (ui.styles.table)
+    tables = [x.value for x in at.table]  # HTML tables: headers never cut short (ui.shell.styles.table)
     live = tables[0]
     assert "9 × 64 = 576 ✓" in live.iloc[:, 1].tolist()
     ref = tables[1]
@@ -111,7 +111,7 @@ def test_final_quiz_scores_and_reviews_mistakes(lang):
     keys = [b.key for b in at.button if b.key and b.key.startswith("FormSubmitter:final.")]
     assert len(keys) >= 6
     lessons = {k.removeprefix("FormSubmitter:final.").split(":")[0] for k in keys}
-    from ui.nav import LESSONS
+    from ui.shell.nav import LESSONS
 
     assert lessons == {x.id for x in LESSONS}  # every lesson of the path contributes
     n_numeric = 0

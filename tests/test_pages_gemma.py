@@ -1,7 +1,7 @@
 """AppTest with the built-in Gemma 3 270M selected: every page renders without an exception, the
 sidebar offers both built-in models by name, and switching keeps the learner's text and answers.
 
-The real Gemma is loaded once (tests/conftest.py's set-up installs it; ui.cache keeps it).
+The real Gemma is loaded once (tests/conftest.py's set-up installs it; ui.shell.cache keeps it).
 """
 
 import pytest
@@ -56,7 +56,7 @@ def test_every_page_renders_with_gemma(page):
 
 @pytest.mark.parametrize("lang", i18n.LANGS)
 def test_compare_page_reads_both_models(lang):
-    from ui.cache import get_model
+    from ui.shell.cache import get_model
 
     at = start(lang, "pages/10_compare.py")
     assert not at.exception, at.exception
@@ -73,7 +73,7 @@ def test_compare_page_reads_both_models(lang):
 
 def test_attention_shows_the_window_on_a_long_text():
     """Past the window, the local layer's last token reads exactly the window; the global one all."""
-    from ui.cache import get_model
+    from ui.shell.cache import get_model
 
     info = get_model(GEMMA_MODEL).info
     at = _with_gemma("en")

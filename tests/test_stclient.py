@@ -176,7 +176,7 @@ def test_a_learner_reconnects_after_the_server_stops_and_keeps_the_class(tmp_pat
     """The real app, a class on SQLite: a learner joins and answers, the server is killed (a crash,
     nothing graceful) and started again on the same address. The learner's next answer finds the
     websocket closed: it reconnects to a new session, the tab's storage brings the membership back
-    (ui/persist.py, ui/classroom.py), the sidebar shows the class and the pseudonym again, and the
+    (ui/learner/persist.py, ui/classroom/reports.py), the sidebar shows the class and the pseudonym again, and the
     answer is counted for the same learner: one learner, two first answers, both verdicts shown.
     A tab whose storage names the learner with a wrong secret does not get in."""
     import asyncio

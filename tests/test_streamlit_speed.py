@@ -1,4 +1,4 @@
-"""Streamlit's per-element and per-run costs cut by ui/streamlit_speed.py: the same answers, the same messages."""
+"""Streamlit's per-element and per-run costs cut by ui/shell/streamlit_speed.py: the same answers, the same messages."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.apptest import start
-from ui import streamlit_speed as speed
+from ui.shell import streamlit_speed as speed
 
 pytestmark = pytest.mark.slow
 
@@ -66,7 +66,7 @@ def test_a_key_set_to_none_reads_none_so_the_widget_shows_no_choice(session):
 def _two_components():
     import streamlit as st
 
-    from ui import streamlit_speed
+    from ui.shell import streamlit_speed
 
     streamlit_speed.install()
     comp = st.components.v2.component("itt_identity_probe", js="export default function () {}")
@@ -163,7 +163,7 @@ def test_on_another_streamlit_version_nothing_is_replaced():
         "from streamlit import type_util\n"
         "own = type_util.get_func_parameters\n"
         "streamlit.__version__ = '9.9.9'\n"
-        "from ui import streamlit_speed\n"
+        "from ui.shell import streamlit_speed\n"
         "assert streamlit_speed.install() is False\n"
         "assert type_util.get_func_parameters is own and not streamlit_speed.installed()\n"
         "streamlit.__version__ = streamlit_speed.CHECKED_VERSION\n"

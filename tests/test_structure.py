@@ -20,7 +20,7 @@ def _imports(path: Path) -> set[str]:
 
 
 # The one module of lib/ allowed to import streamlit: a caching adapter, should lib ever need one
-# (today Streamlit's caches are reached through ui/cache.py, and lib imports no streamlit at all).
+# (today Streamlit's caches are reached through ui/shell/cache.py, and lib imports no streamlit at all).
 LIB_STREAMLIT_ADAPTER: set[str] = set()
 
 
@@ -46,6 +46,18 @@ def test_lib_holds_packages_only():
         assert ast.get_docstring(ast.parse((ROOT / "lib" / name / "__init__.py").read_text(encoding="utf-8"))), name
 
 
+def test_ui_holds_packages_only():
+    """ui/ is a few packages too (shell, views, lessons, learner, classroom), each saying in its
+    docstring what lives there; only ui/__init__.py, the pages' start-up guard, sits at the top."""
+    loose = [p.name for p in (ROOT / "ui").glob("*.py") if p.name != "__init__.py"]
+    assert loose == []
+    folders = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "ui").rglob("*")
+                     if p.is_dir() and p.name != "__pycache__")
+    assert folders and folders == sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "ui").rglob("*/__init__.py"))
+    for folder in folders:
+        assert ast.get_docstring(ast.parse((ROOT / folder / "__init__.py").read_text(encoding="utf-8"))), folder
+
+
 def test_pages_are_thin():
     for page in (ROOT / "pages").glob("*.py"):
         assert len(page.read_text(encoding="utf-8").splitlines()) <= 150, page.name
@@ -61,7 +73,7 @@ def test_every_label_used_in_code_exists_in_both_languages():
     # Each lesson's label file exists in both languages.
     assert [p.name for p in i18n.ui_files("it")[1:]] == [p.name for p in i18n.ui_files("en")[1:]]
     used = set()
-    for path in [ROOT / "app.py", *(ROOT / "ui").glob("*.py"), *(ROOT / "pages").glob("*.py")]:
+    for path in [ROOT / "app.py", *(ROOT / "ui").rglob("*.py"), *(ROOT / "pages").glob("*.py")]:
         used |= set(re.findall(r"\bt\(\"([a-z_][a-z0-9_.]*)\"", path.read_text(encoding="utf-8")))
     missing = sorted(k for k in used if k not in labels["en"])
     assert missing == []
@@ -69,7 +81,7 @@ def test_every_label_used_in_code_exists_in_both_languages():
 
 def test_no_cdn_in_app_code():
     hosts = ("cdnjs", "cdn.jsdelivr", "unpkg.com", "fonts.googleapis")
-    for path in [ROOT / "app.py", *(ROOT / "ui").glob("*.py"), *(ROOT / "pages").glob("*.py")]:
+    for path in [ROOT / "app.py", *(ROOT / "ui").rglob("*.py"), *(ROOT / "pages").glob("*.py")]:
         text = path.read_text(encoding="utf-8")
         assert not any(h in text for h in hosts), path.name
 
@@ -79,11 +91,7 @@ def test_no_cdn_in_app_code():
 HOUSE = ("lib", "ui", "drivers", "pages")
 
 # Import circles known today, each to be removed (the pair is then taken off this list).
-KNOWN_CIRCLES = {
-    # The learner's progress lives inside the browser-storage bridge, which also knows about
-    # classes: to be removed when progress moves to a module of its own.
-    frozenset({"ui.persist", "ui.classroom"}),
-}
+KNOWN_CIRCLES: set[frozenset[str]] = set()
 
 
 def _module_name(path: Path) -> str:
@@ -101,7 +109,7 @@ def _house_modules() -> dict[str, Path]:
 
 def _imported_modules(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The house's modules that `path` imports anywhere in it (late imports inside functions too):
-    `from ui import persist` and `from ui.persist import x` both name ui.persist."""
+    `from ui.learner import persist` and `from ui.learner.persist import x` both name ui.learner.persist."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -159,6 +167,27 @@ def test_no_two_modules_import_each_other():
     graph = {name: _imported_modules(name, path, known) for name, path in known.items()}
     circles = [sorted(c) for c in _circles(graph) if c not in KNOWN_CIRCLES]
     assert circles == []
+
+
+def test_figure_builders_never_reach_streamlit():
+    """Every `figures` module of ui/ builds its figures from data and labels: it imports no streamlit,
+    directly or through another module of the house, so its builders are tested without a page."""
+    known = _house_modules()
+    graph = {name: _imported_modules(name, path, known) for name, path in known.items()}
+    figures = [m for m in known if m.startswith("ui.") and m.rpartition(".")[2] == "figures"]
+    assert {"ui.views.figures", "ui.lessons.attention.figures", "ui.lessons.block.figures"} <= set(figures)
+    offenders = {}
+    for name in figures:
+        seen, todo = {name}, [name]
+        while todo:
+            for m in graph[todo.pop()]:
+                if m not in seen:
+                    seen.add(m)
+                    todo.append(m)
+        reached = sorted(m for m in seen if "streamlit" in _imports(known[m]))
+        if reached:
+            offenders[name] = reached
+    assert offenders == {}
 
 
 def test_the_circle_finder_finds_a_circle():
@@ -349,23 +378,13 @@ LONG_MODULES = {
                            "ModelInfo: to be split into loading and info",
     "lib/course/quiz.py": "banks, grading, scores and the final quiz: the final quiz to move to a "
                           "module of its own",
-    "ui/attention_view.py": "compute, figures and sections of one lesson: to become "
-                            "ui/lessons/attention/ in the ui/ restructuring",
-    "ui/block_view.py": "compute, figures and sections of one lesson: to become ui/lessons/block/ "
-                        "in the ui/ restructuring",
-    "ui/classroom.py": "the learner's side of a class, being reworked on its own (with the "
-                       "ui/persist.py circle)",
-    "ui/kvcache_view.py": "compute, figures and sections of one lesson: to become "
-                          "ui/lessons/kvcache/ in the ui/ restructuring",
 }
 LONG_FUNCTIONS = {
     "lib/lessons/bpe.py::train": "the textbook training loop kept whole: one merge read from counting "
                                  "to recording, its steps returned as data",
     "lib/model/capture.py::run_capture": "register, run and remove the hooks under the model's lock "
                                          "in one try/finally: the hook rules need it whole",
-    "ui/block_view.py::diagram_figure": "one diagram's boxes and arrows placed by hand: to move to the "
-                                        "lesson's figures module in the ui/ restructuring",
-    "ui/figures.py::laid_out": "the one chart-layout rule for every figure, applied in one pass",
+    "ui/views/figures.py::laid_out": "the one chart-layout rule for every figure, applied in one pass",
 }
 
 

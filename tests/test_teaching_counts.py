@@ -29,7 +29,7 @@ def shown_counts(lang: str) -> dict:
 
     Left out: the lines every lesson page shows (the sidebar) and the quiz questions, which the
     minutes count as a minute each."""
-    from ui import nav
+    from ui.shell import nav
 
     pages = walk(lang, DEFAULT_MODEL, TEXT[lang])
     for page, render in pages.items():

@@ -29,7 +29,7 @@ LESSON_PAGES = PAGES[:8]  # the eight lessons, in the course's order
 
 
 def _lesson_ids() -> list[str]:
-    from ui import nav
+    from ui.shell import nav
 
     return [x.id for x in nav.LESSONS]
 
@@ -226,7 +226,7 @@ COUNTS = {"en": re.compile(r"\b(\d[\d,]*) (layers|heads|KV heads|query heads)\b"
 def test_counts_said_of_this_model_are_the_models(lang, model):
     """A sentence about this model that counts its layers or heads gives the loaded model's count
     (or a count it computes from them: local and global layers, the heads of all layers)."""
-    from ui.cache import get_model
+    from ui.shell.cache import get_model
 
     info = get_model(model).info
     n_local = sum(x == "sliding_attention" for x in info.layer_types)

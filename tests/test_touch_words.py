@@ -3,7 +3,7 @@ pointer) also says what to do with a finger, in both languages. Figures' own hov
 (`*.hover*` ids: plotly's tooltip templates) are what a tap shows, not instructions.
 
 And what those sentences promise is there: the token chips with numbers take focus on a tap
-(ui.styles then shows their numbers), and a quiz answer that is a number asks for the number keyboard.
+(ui.shell.styles then shows their numbers), and a quiz answer that is a number asks for the number keyboard.
 """
 
 from __future__ import annotations
@@ -40,14 +40,15 @@ def test_every_mouse_instruction_also_says_what_to_do_on_a_phone(lang):
 
 
 def test_token_chips_with_numbers_take_focus_on_a_tap():
-    from ui import styles, views
-    from ui.sampling_view import _chip
+    from ui.lessons.sampling import _chip
+    from ui.shell import styles
+    from ui.views import browser
 
     numbers = _chip("gatto", "p = 12%", "#FFFFFF")
     assert "tabindex='-1'" in numbers and "class='itt-tip'" in numbers and "title='p = 12%'" in numbers
     assert "tabindex" not in _chip("gatto", "", "#EEEEEE")  # no numbers, nothing to tap for
     # The tokenization views' chips (static/views/tokenization.js): a title, focusable by a tap.
-    chips = (views.FOLDER / "tokenization.js").read_text(encoding="utf-8")
+    chips = (browser.FOLDER / "tokenization.js").read_text(encoding="utf-8")
     assert 'span.className = c.dropped ? "tok-chip tok-dropped" : "tok-chip"' in chips
     assert "span.tabIndex = -1" in chips and "span.title = " in chips
     # the focused chip shows its title (the numbers) under itself

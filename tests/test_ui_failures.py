@@ -6,7 +6,7 @@ import logging
 import pytest
 
 from lib.model.models import ModelLoadError
-from ui import core, downloads
+from ui.shell import core, downloads
 
 
 def _messages(caplog, logger: str) -> list[str]:
@@ -23,9 +23,9 @@ def test_a_download_kept_for_its_learner_that_fails_still_sends_the_file(monkeyp
 
     monkeypatch.setattr(downloads, "_keep", broken)
     run = downloads.built_when_clicked(lambda: "a,b\n", "text/csv", "capture.csv")
-    with caplog.at_level("WARNING", logger="ui.downloads"):
+    with caplog.at_level("WARNING", logger="ui.shell.downloads"):
         assert run() == b"a,b\n"
-    assert _messages(caplog, "ui.downloads") == [
+    assert _messages(caplog, "ui.shell.downloads") == [
         "keeping the download for its learner failed: AttributeError: 'MemoryMediaFileStorage' has no "
         "attribute '_lock' (test)"]
 
@@ -40,9 +40,9 @@ def test_features_fall_back_and_only_the_unforeseen_is_logged(monkeypatch, caplo
         raise error
 
     monkeypatch.setattr(core, "model", model)
-    with caplog.at_level("WARNING", logger="ui.core"):
+    with caplog.at_level("WARNING", logger="ui.shell.core"):
         assert core.features() is None and core.features() is None
-    assert _messages(caplog, "ui.core") == logged
+    assert _messages(caplog, "ui.shell.core") == logged
 
 
 def test_a_model_failing_in_an_unforeseen_way_is_logged_and_the_current_one_stays(monkeypatch, caplog):
@@ -58,12 +58,12 @@ def test_a_model_failing_in_an_unforeseen_way_is_logged_and_the_current_one_stay
     monkeypatch.setattr(core, "_load_with_progress", load)
     at = start("en")
     before = at.session_state["app.model"]
-    with caplog.at_level("WARNING", logger="ui.core"):
+    with caplog.at_level("WARNING", logger="ui.shell.core"):
         at.text_input(key="app.model_request").set_value("standin/breaks")
         at.button(key="app.load").click()
         at.run()
     assert not at.exception, at.exception
     assert [e.value for e in at.error] == ["“standin/breaks” could not be loaded. The current model stays loaded."]
     assert at.session_state["app.model"] == before
-    assert _messages(caplog, "ui.core") == [
+    assert _messages(caplog, "ui.shell.core") == [
         "loading the model standin/breaks failed: RuntimeError: weights of an unforeseen shape (test)"]

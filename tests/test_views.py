@@ -9,7 +9,7 @@ import pytest
 
 from lib.serving.payload import pack_u16, unpack_u16
 from tests import views_fixtures
-from ui import views
+from ui.views import browser
 
 
 @pytest.mark.parametrize("name", sorted(views_fixtures.build()))
@@ -59,11 +59,11 @@ def test_packing_refuses_what_a_view_cannot_draw(bad):
 
 
 def test_the_loader_finds_the_files_and_versions_them_by_content():
-    assert views.available()
-    names = {p.name for p in views.FOLDER.glob("*.js")}
+    assert browser.available()
+    names = {p.name for p in browser.FOLDER.glob("*.js")}
     assert {"mount.js", "common.js", "sampling.js", "action.js"} <= names
-    assert len(views.version()) == 12
-    assert views.data_key("m", "t", "en") == views.data_key("m", "t", "en") != views.data_key("m", "t", "it")
+    assert len(browser.version()) == 12
+    assert browser.data_key("m", "t", "en") == browser.data_key("m", "t", "en") != browser.data_key("m", "t", "it")
 
 
 def test_float32_packing_keeps_seven_digits_and_refuses_what_is_not_finite():

@@ -70,11 +70,11 @@ def common() -> dict:
 
 
 def layouts() -> list[dict]:
-    """The charts' layout rule (ui.figures.laid_out) on the shapes the views draw: common.js
+    """The charts' layout rule (ui.views.figures.laid_out) on the shapes the views draw: common.js
     laidOut must give the same layout."""
     import copy
 
-    from ui.figures import laid_out
+    from ui.views.figures import laid_out
 
     cases = [
         {"title": {"text": "Memoria"}},
@@ -109,8 +109,8 @@ def kvcache() -> dict:
     from lib.lessons import kvcache as K
     from lib.lessons.reference import MORE_MODELS, REFERENCE_MODELS
     from lib.model import arithmetic as A
-    from ui import core
-    from ui import kvcache_view as V
+    from ui.lessons import kvcache as V
+    from ui.shell import core
 
     qwen_window = dict(MORE_MODELS["Qwen2.5 7B"], use_sliding_window=True, max_window_layers=20, sliding_window=4096)
     hybrid = dict(REFERENCE_MODELS["Llama-3 8B"], model_type="qwen3_next", full_attention_interval=4)

@@ -1,7 +1,12 @@
-"""Streamlit building blocks shared by the pages: state, caching, sidebar, quiz, figures.
+"""The Streamlit layer between the pages and lib: each page stays a thin layout of calls into it.
 
 Imports point one way: app -> pages -> ui -> lib. `lib/` never imports streamlit; this package is
-where the pages' shared widgets live, so each page stays a thin layout.
+a few packages, each saying in its docstring what lives there:
+- `shell`: language, labels, the model and the learner's text, caches, navigation, sidebar, styles;
+- `views`: the course's chart style, charts, and the browser views every lesson draws with;
+- `lessons`: each lesson's cached computations, figures and sections;
+- `learner`: progress kept in the browser, quizzes, shared links;
+- `classroom`: a class, from the learner's side and from the teacher's page.
 
 `through_app()`, the first call of every page file, is a start-up guard. Streamlit 1.67 keeps one
 process-wide flag, `PagesManager.uses_pages_directory`: the first session's PagesManager sets it

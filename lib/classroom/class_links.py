@@ -3,7 +3,7 @@
 The links are built from the address the teacher's browser used (lib.classroom.teaching.app_root), so they
 work for the class when the teacher opened the course at the server's network address. The QR code
 is drawn here, offline, by segno (no web service). The teacher link carries the class's secret in
-its query (`key=`): the app takes it out of the address bar at once (ui/classroom.py).
+its query (`key=`): the app takes it out of the address bar at once (ui/classroom/join.py).
 
 Deliberately left out: anything Streamlit, and the class store itself (lib/classroom/classroom.py).
 """
@@ -16,7 +16,7 @@ import segno
 
 from lib.classroom.teaching import class_link
 
-TEACHERS_PATH = "teachers"  # the teachers' page's address (ui/nav.py)
+TEACHERS_PATH = "teachers"  # the teachers' page's address (ui/shell/nav.py)
 
 
 def join_link(root: str, code: str, lang: str) -> str:

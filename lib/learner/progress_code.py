@@ -20,7 +20,7 @@ text live in entries of their own, `inside-transformer.progress.<nickname>`. The
 text is kept beside the progress, as it was typed, up to MAX_KEPT_TEXT characters
 (`text_to_keep`, `text_to_restore`); it never leaves the browser except to the app itself.
 
-Deliberately left out: talking to the browser (ui/persist.py) and grading (lib/course/quiz.py).
+Deliberately left out: talking to the browser (ui/learner/persist.py) and grading (lib/course/quiz.py).
 """
 
 from __future__ import annotations
@@ -268,7 +268,7 @@ def nickname(raw: object) -> str | None:
 def entries(learner: str) -> dict[str, str]:
     """The local-storage entries of one learner: their progress code and their own text.
 
-    The same names are built by the browser side (ui/persist.py's script): prefix, then
+    The same names are built by the browser side (ui/learner/persist.py's script): prefix, then
     ".<nickname>" for a learner with a name.
 
     Example: entries("") -> {"progress": "inside-transformer.progress", "text": "inside-transformer.text"}

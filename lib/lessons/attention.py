@@ -535,7 +535,7 @@ class FlashRun:
 
 def flash_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_q: int = 16, block_k: int = 16,
                     scale: float | None = None, causal: bool = True, window: int | None = None,
-                    record: bool = True) -> FlashRun:
+                    record: bool = True) -> FlashRun:  # long: the tiled softmax whole, as its docstring tells it
     """Attention computed tile by tile with an online softmax, never holding the [T, T] matrix.
 
     For each block of query rows, walk the key blocks left to right, keeping per row a running

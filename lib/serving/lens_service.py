@@ -22,7 +22,7 @@ again.
 The service is started explicitly where the lens is needed (`start`: its threads and the lens
 process); `submit` and `result` on a service not started raise.
 
-Deliberately left out: streamlit (ui/lens_service.py reads the model and the capture and holds the
+Deliberately left out: streamlit (ui/lessons/block/lens_service.py reads the model and the capture and holds the
 server's one service) and the lens's arithmetic (lib/lessons/logit_lens.py).
 """
 

@@ -4,7 +4,7 @@ Every module logs through its own `logging.getLogger(__name__)`; `configure()` (
 app.py) gives the app's two packages, `lib` and `ui`, one handler and one format, so a failure
 reads as
 
-    2026-12-06 04:12:30 WARNING ui.core: the lens ahead of time failed: OSError: [Errno 24] ...
+    2026-12-06 04:12:30 WARNING ui.shell.core: the lens ahead of time failed: OSError: [Errno 24] ...
 
 What it leaves out: no file, no rotation (a server's stderr goes to journald, docker or
 Kubernetes, which keep it), no tracebacks (a failure is one line; its cause is the exception's type
@@ -26,7 +26,7 @@ def configure(level: int = logging.INFO, stream=None) -> None:
     """One stderr handler on the `lib` and `ui` loggers, at `level`; calling it again changes
     nothing (Streamlit runs app.py once per rerun).
 
-    Example: configure(); logging.getLogger("ui.core").warning("x") -> one line on stderr
+    Example: configure(); logging.getLogger("ui.shell.core").warning("x") -> one line on stderr
     """
     for name in PACKAGES:
         logger = logging.getLogger(name)

@@ -1,4 +1,4 @@
-// The script of a small Streamlit component (components v2), loaded by ui/follow.py (a section follower).
+// The script of a small Streamlit component (components v2), loaded by ui/views/follow.py (a section follower).
 export default function ({ data, parentElement, setTriggerValue }) {
   let box = parentElement.querySelector(":scope > div.itt-follow");
   if (!box) {
@@ -68,7 +68,7 @@ export default function ({ data, parentElement, setTriggerValue }) {
   box.__ittCheck = check;
   if (!box.__ittSeen) {
     // Streamlit's main container scrolls, not the document: it is the observer's root (as in
-    // ui/live_chart.py), so the margin reaches ahead of what the learner sees. The search starts
+    // ui/views/live_chart.py), so the margin reaches ahead of what the learner sees. The search starts
     // above the section: this element's own zero-height holder scrolls too (overflow auto).
     let root = section.parentElement;
     while (root && root !== document.body && !/(auto|scroll)/.test(getComputedStyle(root).overflowY)) {

@@ -1,4 +1,4 @@
-// The script of a small Streamlit component (components v2), loaded by ui/follow.py (the page's current choice, published).
+// The script of a small Streamlit component (components v2), loaded by ui/views/follow.py (the page's current choice, published).
 export default function ({ data }) {
   const seen = window.__ittFollow || (window.__ittFollow = {});
   let changed = false;

@@ -1,4 +1,4 @@
-// The script of a small Streamlit component (components v2), loaded by ui/live_chart.py (a chart redrawn in place).
+// The script of a small Streamlit component (components v2), loaded by ui/views/live_chart.py (a chart redrawn in place).
 export default function ({ data, parentElement }) {
   let box = parentElement.querySelector(":scope > div.itt-live-chart");
   if (!box) {

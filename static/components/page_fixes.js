@@ -1,4 +1,4 @@
-// The script of a small Streamlit component (components v2), loaded by ui/styles.py (small fixes to the page).
+// The script of a small Streamlit component (components v2), loaded by ui/shell/styles.py (small fixes to the page).
 export default function ({ data }) {
   const fix = () => {
     for (const box of document.querySelectorAll(`[class*="st-key-${data.decimal}-"] input[type="text"]`)) {

@@ -1,4 +1,4 @@
-// The script of a small Streamlit component (components v2), loaded by ui/persist.py (the learner's progress in localStorage).
+// The script of a small Streamlit component (components v2), loaded by ui/learner/persist.py (the learner's progress in localStorage).
 //
 // Until the server has heard what this browser keeps, each of its runs draws the store with
 // `save` null and a new `unheard` count; the browser asks once per (sid, count), when no run is

@@ -1,4 +1,4 @@
-// The script of a small Streamlit component (components v2), loaded by ui/chart_table.py (a table's focus, opened from a chart).
+// The script of a small Streamlit component (components v2), loaded by ui/views/chart_table.py (a table's focus, opened from a chart).
 export default function ({ data, parentElement }) {
   const box = parentElement.closest('[data-testid="stExpanderDetails"], [data-testid="stExpander"]');
   if (!box) return;

@@ -5,8 +5,8 @@
 // This view publishes the chosen layer and head in the page store ("attention.chosen"). The
 // sections further down that draw the head (the formula, the mask, flash attention:
 // attention_steps.js) follow it there, in the browser, from every head of the layer sent once;
-// a layer not sent yet reruns them with this section (ui/attention_view.py take_layer). bertviz
-// follows the layer through ui/follow.py (its page is the server's).
+// a layer not sent yet reruns them with this section (ui/lessons/attention/sections.py take_layer). bertviz
+// follows the layer through ui/views/follow.py (its page is the server's).
 import {
   cellCanvas, chartBox, clearView, keepFocus, el, fill, formatNumber, hoverTip, perFrame, plotly, slider, store, unpackU16,
 } from "./common.js";
@@ -84,7 +84,7 @@ function scoresTable(box, headData, data) {
   box.replaceChildren(t);
 }
 
-/** Tell the sections that follow the chosen head (ui/follow.py's protocol on the window). */
+/** Tell the sections that follow the chosen head (ui/views/follow.py's protocol on the window). */
 function publish(layer, head) {
   // Merged: the object also holds flash attention's tile size (attention_steps.js), for a share link.
   store().set("attention.chosen", Object.assign({}, store().get("attention.chosen", {}), { layer, head }));

@@ -2,7 +2,7 @@
 // server sent), one token's contributions up the stack, and the logit lens at any layer and position.
 //
 // The server sends each once per (model, text, language) with what lib worked out
-// (ui/block_view.py): every block's attention and MLP lengths for every token (lib.lessons.block.contributions),
+// (ui/lessons/block/sections.py): every block's attention and MLP lengths for every token (lib.lessons.block.contributions),
 // the lens's top tokens, their probabilities and the final prediction's rank at every layer and
 // position (lib.lessons.logit_lens, computed by the lens service), every token's vector at the norm's layer
 // with lib's mean, RMS and σ. Choosing a token, a layer or a position picks what to show; the one

@@ -85,7 +85,7 @@ export function roundHalfEven(x, digits) {
   return Number(x.toFixed(digits));
 }
 
-/** ui/sampling_view.py's pct: a probability as a percentage, more digits when it is small. */
+/** ui/lessons/sampling.py's pct: a probability as a percentage, more digits when it is small. */
 export function pct(p, lang) {
   const digits = p >= 0.01 ? 1 : p >= 1e-4 ? 3 : 6;
   return `${formatNumber(100 * p, lang, digits)}%`;
@@ -509,7 +509,7 @@ const LINE_PX = { 16: 21, 14: 18 };
 const MODEBAR_PX = 28;
 const AXIS = /^[xy]axis\d*$/;
 
-/** ui/figures.py's wrap: <br> at spaces so no line passes `width` visible characters. */
+/** ui/views/figures.py's wrap: <br> at spaces so no line passes `width` visible characters. */
 export function wrap(text, width) {
   const out = [];
   for (const line of text.split(/<br\s*\/?>/)) {
@@ -530,7 +530,7 @@ const lines = (text) => (text ? text.split(/<br\s*\/?>/).length : 0);
 const titleText = (t) => (t && typeof t === "object" ? String(t.text || "") : String(t || ""));
 const isObj = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
-/** ui/figures.py's laid_out, the course's one layout rule for every chart (docs/accessibility.md, "Charts that fit"):
+/** ui/views/figures.py's laid_out, the course's one layout rule for every chart (docs/accessibility.md, "Charts that fit"):
  * titles above the plot under the mode bar's band, wrapped for a phone; legends flat at the foot;
  * x axis titles wrapped, one repeated under several panels said once; plotly's own tick angles.
  * Held to the Python by shared fixtures (tests/js/common.test.js). */
@@ -583,7 +583,7 @@ export function laidOut(input) {
     } else {
       const extra = (lines(wrapped) - 1) * LINE_PX[TITLE_SIZE];
       Object.assign(t, { yref: "paper", y: 1, yanchor: "bottom", automargin: true, pad: { t: MODEBAR_PX, b: room + extra } });
-      margin.t = MODEBAR_PX + 6 + lines(wrapped) * LINE_PX[TITLE_SIZE] + room + extra;  // see ui/figures.py
+      margin.t = MODEBAR_PX + 6 + lines(wrapped) * LINE_PX[TITLE_SIZE] + room + extra;  // see ui/views/figures.py
     }
     layout.title = t;
   } else if (topTicks) {

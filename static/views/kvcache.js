@@ -152,7 +152,7 @@ export function clamp(value, lo, hi, integer = true) {
   return { value: out, changed: out !== x };
 }
 
-// ------------------------------------------------------------------ numbers for people (ui/kvcache_view.py)
+// ------------------------------------------------------------------ numbers for people (ui/lessons/kvcache.py)
 
 /** size: decimal units, three significant digits at most (1.07 GB, 13.1 GB, 840 GB). */
 export function size(b, lang) {
@@ -182,7 +182,7 @@ export function flops(x, lang) {
   return `${formatNumber(x, lang, 0)} FLOP`;
 }
 
-/** ui/core.py's big: a count with its unit word (8.03 B, 134.5 M). */
+/** ui/shell/core.py's big: a count with its unit word (8.03 B, 134.5 M). */
 export function big(n, lang, units) {
   if (n >= 1e9) return `${formatNumber(n / 1e9, lang, 2)} ${units.billion}`;
   if (n >= 1e6) return `${formatNumber(n / 1e6, lang, 1)} ${units.million}`;
@@ -384,7 +384,7 @@ function buildCalc(root, data) {
       figure.data[0].x.map((row, i) => [row, two(c.weights / gb), two(figure.data[1].y[i]),
         two(c.weights / gb + figure.data[1].y[i]), two(c.card / gb)])]);
     // What the other sections read: the settings, and the model they price (the 8B when this one
-    // cannot be counted), as ui/kvcache_view.py's Choice.priced did.
+    // cannot be counted), as ui/lessons/kvcache.py's Choice.priced did.
     const priced = spec.params ? { label: chosen.short, spec } :
       { label: data.base, spec: data.base_spec };
     store().set(SETTINGS, now);

@@ -1,4 +1,4 @@
-// The entry of every browser view (Streamlit components v2, no iframe): ui/views.py passes this
+// The entry of every browser view (Streamlit components v2, no iframe): ui/views/browser.py passes this
 // file's text as the component's JavaScript. It loads the view's own module from the app's static
 // files (static/views/<view>.js, served at /app/static/views/) once, and hands it each new mount.
 // A view module exports `mount(root, data, component)`, called again with the same root whenever

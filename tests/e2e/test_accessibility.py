@@ -85,7 +85,7 @@ def test_no_page_scrolls_sideways_on_phones_and_tablets(italian_walk):
 @pytest.mark.parametrize("path", ["", "attention"])
 def test_every_chart_has_an_accessible_name(italian_walk, path):
     """Every chart on the numbers lesson (st.plotly_chart) and on the attention lesson (the overview
-    by st.plotly_chart, the live charts by ui.live_chart), scrolled to its end, is a figure a screen
+    by st.plotly_chart, the live charts by ui.views.live_chart), scrolled to its end, is a figure a screen
     reader announces by what it shows, in the course's language. (Read at 1280 x 900 in the shared
     walk: Playwright's computed role "figure" and an accessible name of a word or more, per chart.)"""
     assert path in walk.NAMED

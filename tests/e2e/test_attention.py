@@ -42,7 +42,7 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     assert heatmap.locator(".itt-controls").evaluate("e => getComputedStyle(e).display") == "grid"  # styled
     labels = " ".join(heatmap.locator("svg text").all_text_contents())
     assert "<" in labels and "img" in labels
-    # The overview just below is worked out once the learner reaches it (ui.follow.when_reached; with
+    # The overview just below is worked out once the learner reaches it (ui.views.follow.when_reached; with
     # the heatmap still drawing it may be in reach at once): scrolled to, it comes, and its run is
     # over before the learner's first move is counted.
     overview = page.locator(".st-key-attention-overview_box")
@@ -60,7 +60,7 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     # Pick the last head (8) with the keyboard on the head slider: answered in the browser from the
     # data already sent, the heatmap updated in place (Plotly.react on the same element: the view was
     # not rebuilt from new data). A section below that follows the head and is within reach may ask
-    # for its own run (ui/follow.py): the view's own section is not rerun.
+    # for its own run (ui/views/follow.py): the view's own section is not rerun.
     heatmap.locator(".js-plotly-plot").first.evaluate("e => { e.dataset.ittBefore = 'yes'; }")
     sent = runs_of(page).sent
     head = heatmap.get_by_role("slider", name=en["attention.head"])
@@ -170,7 +170,7 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     expect(heatmap.get_by_text(i18n.fill(title, layer="2", head="6"))).to_be_visible(timeout=APP_TIMEOUT_MS)
     assert frame.evaluate("f => f.contentWindow.ittKept") == "yes"
     # A layer not sent yet is asked of the server (the view's section alone); bertviz, in sight,
-    # follows it (ui/follow.py).
+    # follows it (ui/views/follow.py).
     layer = heatmap.get_by_role("slider", name=en["attention.layer"])
     layer.focus()
     layer.press("ArrowRight")

@@ -41,7 +41,7 @@ def test_the_lens_and_the_token_answer_in_the_browser(page, app_url):
     expect(page.get_by_text(en["block.lens.header"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
     expect(page.locator("h1").first).to_have_text(en["lesson.block.title"], timeout=APP_TIMEOUT_MS)
 
-    # The lens is worked out on the server when the learner reaches it (ui.follow.when_reached):
+    # The lens is worked out on the server when the learner reaches it (ui.views.follow.when_reached):
     # a notice holds its place until then.
     box = page.locator(".st-key-block-lens_box")
     expect(box).to_contain_text(en["app.section_pending"], timeout=APP_TIMEOUT_MS)

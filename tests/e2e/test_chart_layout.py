@@ -2,7 +2,7 @@
 1400 x 900 and a phone's 390 x 844, no two text boxes inside one plotly chart overlap (legend
 items, titles, subplot titles, axis titles, tick labels, annotations) and no text reaches outside
 its chart (tests/e2e/chart_boxes.py measures them). The course's one layout rule is
-ui.figures.laid_out.
+ui.views.figures.laid_out.
 
 One session in Italian (the longer words are the harder case; the layout does not depend on the
 language), the sidebar's links as a learner goes; each page is scrolled through at both sizes so

@@ -236,7 +236,7 @@ def test_a_shut_lesson_opened_in_a_new_tab_is_shut_from_its_first_drawing(browse
         expect(tab.get_by_text(shut)).to_be_visible()
         # The same lesson once the teacher opens it: drawn (the check above could see a title). The
         # lesson's title is also its sidebar link, so the wait is for the heading in the main area: a
-        # learner's view of the pacing may be a few seconds old (ui/classroom.py, PACING_SECONDS), and
+        # learner's view of the pacing may be a few seconds old (ui/classroom/access.py, PACING_SECONDS), and
         # the page opens by itself when the banner next looks.
         store.set_open_upto(created.code, created.secret, None)
         goto(tab, f"{app_url}/tokenization?lang=en", timeout=APP_TIMEOUT_MS)

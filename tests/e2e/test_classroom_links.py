@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from lib.course import i18n
-from ui.nav import LESSONS
+from ui.shell.nav import LESSONS
 from drivers.browser import REPO, SERVER_WARM_TIMEOUT_MS, serve, settle, track
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

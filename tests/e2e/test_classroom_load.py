@@ -180,7 +180,7 @@ def test_a_download_fetched_late_is_still_there_while_other_learners_work(app_ur
     """A file built when clicked must outlive other learners' runs until its learner's browser has
     fetched it. Streamlit alone keeps it for two runs of any session (each run's end prunes files no
     session refers to); here two other learners move on four times between the click and the fetch,
-    as a busy class does, and the file comes all the same (ui/downloads.py)."""
+    as a busy class does, and the file comes all the same (ui/shell/downloads.py)."""
     async def scenario():
         me, *others = await _open(app_url, 3)
         try:

@@ -3,7 +3,7 @@
 One learner walks every page in Italian from the sidebar's links, scrolled to its end, and finds:
 - plotly's mode bar (always shown on a touch screen, since nothing can hover) covering no text
   of its chart: no title, subplot title, legend or axis label under its buttons;
-- every table of words (ui.styles.table) with its headers and cells whole, never cut with "…";
+- every table of words (ui.shell.styles.table) with its headers and cells whole, never cut with "…";
   a table wider than the phone scrolls sideways in its own box, says so in a line under it, and
   scrolled to its end shows its last column;
 - a number asked by a quiz typed on the phone's number keyboard (`inputmode="decimal"`);
@@ -114,7 +114,7 @@ def test_a_phone_reads_every_page_whole(phone, app_url):
             assert set(answers.evaluate_all("es => es.map(e => e.getAttribute('inputmode'))")) == {"decimal"}
         if path == "sampling":
             # A tap on a token of the surprise chips shows its numbers under it.
-            # (worked out when the learner reaches it: ui.follow)
+            # (worked out when the learner reaches it: ui.views.follow)
             page.locator(".st-key-sampling-loss_box").scroll_into_view_if_needed()
             chip = page.locator(".loss-chips .itt-tip").nth(1)
             expect(chip).to_be_attached(timeout=SERVER_WARM_TIMEOUT_MS)

@@ -1,6 +1,6 @@
 """A learner who opens the app and goes to a lesson at once keeps their text.
 
-The session's one progress rerun (ui/persist.py: the browser answers with what it kept) used to
+The session's one progress rerun (ui/learner/persist.py: the browser answers with what it kept) used to
 arrive, when it followed a lesson switch at once, with the sidebar's text box empty: the browser
 had drawn the box from a run it did not finish, with the box's default, which was empty; the text
 was lost and every section needing it vanished (docs/architecture.md, "The text box's default").
@@ -39,7 +39,7 @@ def test_a_lesson_opened_at_once_keeps_the_text(page, app_url):
 
 
 def test_a_section_of_a_page_left_behind_never_asks_for_its_rerun(page, app_url):
-    """A section computed when reached (ui.follow) asks the server for its rerun when it comes into
+    """A section computed when reached (ui.views.follow) asks the server for its rerun when it comes into
     sight. A click on another lesson changes the address at once and the old page stays drawn until
     the new page's run replaces it; the old page's sections must not ask then: Streamlit drops a
     rerun of a section the new page's run removed, and the browser (and a test waiting on it) would

@@ -44,7 +44,7 @@ test("the page store tells its subscribers and keeps the last value", () => {
   assert.equal(s.get("missing", "fallback"), "fallback");
 });
 
-test("laidOut gives every chart ui/figures.py's laid_out layout", async () => {
+test("laidOut gives every chart ui/views/figures.py's laid_out layout", async () => {
   const { laidOut, wrap } = await import("../../static/views/common.js");
   assert.ok(fx.layouts.length >= 9);
   for (const { layout, laid_out } of fx.layouts) {
@@ -125,7 +125,7 @@ test("scaleColour: a plotly colour scale's stops exactly, linear RGB between the
 
 test("scaleColour reads plotly.py's rgb(r, g, b) stops as it reads #rrggbb ones", async () => {
   const { scaleColour } = await import("../../static/views/common.js");
-  // plotly.py's RdBu begins with these two stops (ui.figures.colorscale("RdBu")).
+  // plotly.py's RdBu begins with these two stops (ui.views.figures.colorscale("RdBu")).
   const rgb = [[0.0, "rgb(103,0,31)"], [0.1, "rgb(178,24,43)"], [1.0, "rgb(5, 48, 97)"]];
   const hex = [[0.0, "#67001f"], [0.1, "#b2182b"], [1.0, "#053061"]];
   for (const v of [0, 0.05, 0.1, 0.55, 1]) assert.deepEqual(scaleColour(rgb, v), scaleColour(hex, v));
