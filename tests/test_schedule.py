@@ -22,11 +22,13 @@ def _files(folder: Path, pattern: str) -> set[str]:
 def test_every_file_reading_a_shared_walk_is_in_its_group():
     walkers = _files(TESTS / "e2e", r"\bitalian_walk\b")
     renders = _files(TESTS, r"from tests\.renders import")
-    assert walkers and renders
+    builders = _files(TESTS, r'"make", "--no-print-directory", "[i]mage"')  # `make image` (not this line)
+    assert walkers and renders and len(builders) >= 2
     assert {f: schedule.GROUPS.get(f) for f in walkers} == dict.fromkeys(walkers, "italian walk")
     assert {f: schedule.GROUPS.get(f) for f in renders} == dict.fromkeys(renders, "page renders")
-    # And no file is grouped that no longer reads the walk.
-    assert set(schedule.GROUPS) == walkers | renders
+    assert {f: schedule.GROUPS.get(f) for f in builders} == dict.fromkeys(builders, "the image")
+    # And no file is grouped that no longer reads the walk or builds the image.
+    assert set(schedule.GROUPS) == walkers | renders | builders
 
 
 def test_every_timed_unit_still_exists():
