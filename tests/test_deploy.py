@@ -7,12 +7,14 @@ Running the replicas behind nginx for real is tests/e2e/test_replicas.py.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -366,11 +368,11 @@ def test_rendered_config_sends_deep_addresses_to_their_first_part():
         assert sent == target, address
 
 
-def test_nginx_redirects_deep_addresses_and_passes_streamlits_own(tmp_path):
-    """Debian's nginx with the rendered configuration, in front of a stand-in replica that answers
-    every request with its path: a deep address gets a 302 to its first part, everything else
-    reaches the replica unchanged."""
-    import http.client
+@contextlib.contextmanager
+def _nginx_in_front(prefix: Path, handler) -> Iterator[int]:
+    """Debian's nginx with the rendered standalone configuration (written under `prefix`) in front of
+    a stand-in replica whose requests `handler` (an http.server handler class) answers; yields the
+    port nginx listens on."""
     import http.server
     import threading
     import time
@@ -380,6 +382,34 @@ def test_nginx_redirects_deep_addresses_and_passes_streamlits_own(tmp_path):
         if os.environ.get("CI") == "true":
             pytest.fail("CI=true and nginx is missing: `make test` installs it as root", pytrace=False)
         pytest.skip("nginx is missing: run `make test` as root or `apt-get install nginx`")
+    replica = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=replica.serve_forever, daemon=True).start()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        front = s.getsockname()[1]
+    conf = render.write_standalone(prefix, [replica.server_port], f"127.0.0.1:{front}")
+    proc = subprocess.Popen([nginx, "-c", str(conf), "-p", str(prefix)], stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while True:  # nginx starting (a bound, not a guessed wait)
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", front)) == 0:
+                    break
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read().decode()
+            time.sleep(0.05)
+        yield front
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+        replica.shutdown()
+
+
+def test_nginx_redirects_deep_addresses_and_passes_streamlits_own(tmp_path):
+    """Debian's nginx with the rendered configuration, in front of a stand-in replica that answers
+    every request with its path: a deep address gets a 302 to its first part, everything else
+    reaches the replica unchanged."""
+    import http.client
+    import http.server
 
     class Echo(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 (http.server's name)
@@ -392,21 +422,7 @@ def test_nginx_redirects_deep_addresses_and_passes_streamlits_own(tmp_path):
         def log_message(self, *args):
             pass
 
-    replica = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Echo)
-    threading.Thread(target=replica.serve_forever, daemon=True).start()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        front = s.getsockname()[1]
-    conf = render.write_standalone(tmp_path, [replica.server_port], f"127.0.0.1:{front}")
-    proc = subprocess.Popen([nginx, "-c", str(conf), "-p", str(tmp_path)], stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 20
-        while True:  # nginx starting (a bound, not a guessed wait)
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", front)) == 0:
-                    break
-            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read().decode()
-            time.sleep(0.05)
+    with _nginx_in_front(tmp_path, Echo) as front:
         for address, target in DEEP:
             c = http.client.HTTPConnection("127.0.0.1", front, timeout=10)
             c.request("GET", address)
@@ -417,10 +433,6 @@ def test_nginx_redirects_deep_addresses_and_passes_streamlits_own(tmp_path):
             else:
                 assert (r.status, r.getheader("Location", "").split(f":{front}")[-1]) == (302, target), address
             c.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
-        replica.shutdown()
 
 
 def test_a_large_answer_read_slowly_arrives_whole_through_nginx(tmp_path):
@@ -431,14 +443,8 @@ def test_a_large_answer_read_slowly_arrives_whole_through_nginx(tmp_path):
     configuration passes answers on as the browser reads them instead, whatever its folder."""
     import http.client
     import http.server
-    import threading
     import time
 
-    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    if not os.access(nginx, os.X_OK):
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true and nginx is missing: `make test` installs it as root", pytrace=False)
-        pytest.skip("nginx is missing: run `make test` as root or `apt-get install nginx`")
     big = bytes(range(256)) * (16 * 1024)  # 4 MB
 
     class Big(http.server.BaseHTTPRequestHandler):
@@ -451,23 +457,9 @@ def test_a_large_answer_read_slowly_arrives_whole_through_nginx(tmp_path):
         def log_message(self, *args):
             pass
 
-    replica = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Big)
-    threading.Thread(target=replica.serve_forever, daemon=True).start()
     private = tmp_path / "private"  # like pytest's own folders: only its owner may enter
     private.mkdir(mode=0o700)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        front = s.getsockname()[1]
-    conf = render.write_standalone(private / "nginx", [replica.server_port], f"127.0.0.1:{front}")
-    proc = subprocess.Popen([nginx, "-c", str(conf), "-p", str(private / "nginx")], stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 20
-        while True:  # nginx starting (a bound, not a guessed wait)
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", front)) == 0:
-                    break
-            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read().decode()
-            time.sleep(0.05)
+    with _nginx_in_front(private / "nginx", Big) as front:
         c = http.client.HTTPConnection("127.0.0.1", front, timeout=30)
         c.request("GET", "/static/js/big.js")
         r = c.getresponse()
@@ -477,8 +469,4 @@ def test_a_large_answer_read_slowly_arrives_whole_through_nginx(tmp_path):
         got += r.read()
         assert len(got) == len(big) and bytes(got) == big
         c.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
-        replica.shutdown()
     assert "Permission denied" not in (private / "nginx" / "error.log").read_text()
