@@ -21,7 +21,7 @@ from lib.lessons.compare import architecture
 from lib.model.arithmetic import SLIDING, cache_layers
 from lib.model.capture import DEFAULT_MAX_TOKENS, Capture
 from lib.model.models import LoadedModel
-from ui.lessons import compare
+from ui.lessons.compare import sections as compare
 from ui.shell.core import cut, model_name, num, t, text
 from ui.views.figures import PALETTE
 
