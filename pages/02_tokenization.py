@@ -10,7 +10,7 @@ import streamlit as st
 from lib.lessons import bpe
 from lib.model.tokens import readable_tokens
 from ui.learner import quiz_widget
-from ui.lessons import differs
+from ui.lessons.differs import sections as differs
 from ui.lessons.tokenization import figures
 from ui.lessons.tokenization import sections as view
 from ui.shell import core, lesson, nav

@@ -9,7 +9,7 @@ import streamlit as st
 
 from lib.lessons import rope
 from ui.learner import quiz_widget
-from ui.lessons import differs
+from ui.lessons.differs import sections as differs
 from ui.lessons.position import figures
 from ui.lessons.position import sections as view
 from ui.shell import core, lesson, nav
