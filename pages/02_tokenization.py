@@ -10,7 +10,9 @@ import streamlit as st
 from lib.lessons import bpe
 from lib.model.tokens import readable_tokens
 from ui.learner import quiz_widget
-from ui.lessons import differs, tokenization as view
+from ui.lessons.differs import sections as differs
+from ui.lessons.tokenization import figures
+from ui.lessons.tokenization import sections as view
 from ui.shell import core, lesson, nav
 from ui.shell.core import num, t
 from ui.views import browser
@@ -103,7 +105,10 @@ c3.metric(t("tokenization.lang.ratio"), num(it_total / max(en_total, 1), 2))
 verdict = "more" if it_total > en_total else "less"
 st.markdown(t(f"tokenization.lang.{verdict}", pct=num(abs(100 * (it_total / max(en_total, 1) - 1)), 0),
               model_name=core.display_name(name)))
-live_chart(view.language_figure(costs), key="tokenization.lang_chart")
+lang_labels = {"it": t("tokenization.lang.it"), "en": t("tokenization.lang.en"),
+               "chart_title": t("tokenization.lang.chart_title"), "paragraph": t("tokenization.lang.paragraph"),
+               "tokens": t("tokenization.lang.tokens")}
+live_chart(figures.language_figure(costs, lang_labels), key="tokenization.lang_chart")
 
 
 if model is not None:  # the paragraph slider is answered in the browser

@@ -8,7 +8,8 @@ import streamlit as st
 
 from lib.lessons import embeddings as emb
 from ui.learner import quiz_widget
-from ui.lessons import embeddings as view
+from ui.lessons.embeddings import figures
+from ui.lessons.embeddings import sections as view
 from ui.shell import core, lesson, nav
 from ui.shell.core import num, t
 from ui.views.live_chart import live_chart
@@ -50,7 +51,7 @@ if pieces:
 if len(pieces) >= 2:
     matrix = emb.cosine_matrix(view.word_matrix(idx, pieces))
     labels = {"hover": t("embeddings.cosine.hover"), "title": t("embeddings.cosine.title")}
-    live_chart(view.cosine_figure(matrix, [p.word for p in pieces], labels), key="embeddings.cosine_chart")
+    live_chart(figures.cosine_figure(matrix, [p.word for p in pieces], labels, num), key="embeddings.cosine_chart")
 lesson.show(text, "pieces")
 
 st.header(t("embeddings.norms.header"))

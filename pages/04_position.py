@@ -9,7 +9,9 @@ import streamlit as st
 
 from lib.lessons import rope
 from ui.learner import quiz_widget
-from ui.lessons import differs, position as view
+from ui.lessons.differs import sections as differs
+from ui.lessons.position import figures
+from ui.lessons.position import sections as view
 from ui.shell import core, lesson, nav
 from ui.shell.core import num, t
 from ui.views import browser
@@ -45,7 +47,7 @@ else:
         left.caption(t("position.sentence_cut", n=num(len(tokens)), total=num(total)))
     left.markdown(t("position.original", tokens=" · ".join(f"`{x}`" for x in tokens)))
     left.markdown(t("position.shuffled", tokens=" · ".join(f"`{tokens[i]}`" for i in demo.order)))
-    live_chart(view.shuffle_figure(tokens, demo, view.labels("position.shuffle", "plain", "rope", "title", "y")),
+    live_chart(figures.shuffle_figure(tokens, demo, view.labels("position.shuffle", "plain", "rope", "title", "y")),
                key="position.shuffle_chart", where=right)
     left.success(t("position.shuffle_result", plain=f"{100 * demo.change_plain.max():.0e}",
                    rope=num(100 * demo.change_rope.mean(), 1)))
@@ -93,8 +95,8 @@ if info.positional == "rope":
 else:
     lesson.show(text, "learned", context=num(context), d_model=num(info.d_model))
     table = view.learned_positions(core.model_name())
-    heat, sim = view.learned_figures(table, view.labels("position.learned", "table_title", "sim_title", "dims",
-                                                        "positions", "hover_table", "hover_sim"))
+    heat, sim = figures.learned_figures(table, view.labels("position.learned", "table_title", "sim_title", "dims",
+                                                           "positions", "hover_table", "hover_sim"))
     c1, c2 = st.columns(2)
     live_chart(heat, key="position.learned_chart", where=c1)
     live_chart(sim, key="position.similarity_chart", where=c2)

@@ -10,9 +10,9 @@ import streamlit as st
 from lib.lessons.bertviz_view import SIZE_TOKENS, weights_bytes
 from lib.model.capture import DEFAULT_MAX_TOKENS
 from ui.learner import quiz_widget
-from ui.lessons import differs
 from ui.lessons.attention import compute
 from ui.lessons.attention import sections as view
+from ui.lessons.differs import sections as differs
 from ui.shell import core, lesson, nav
 from ui.shell.core import num, t
 from ui.views import browser, follow

@@ -9,9 +9,9 @@ import streamlit as st
 from lib.lessons import block as blk
 from lib.model.capture import DEFAULT_MAX_TOKENS
 from ui.learner import quiz_widget
-from ui.lessons import differs
 from ui.lessons.block import compute, lens_service
 from ui.lessons.block import sections as view
+from ui.lessons.differs import sections as differs
 from ui.shell import core, lesson, nav
 from ui.shell.core import num, t
 from ui.views import follow

@@ -14,7 +14,8 @@ from lib.lessons.reference import REFERENCE_MODELS
 from lib.lessons.sampling import logit_cost
 from lib.model.capture import DEFAULT_MAX_TOKENS
 from ui.learner import quiz_widget
-from ui.lessons import differs, sampling as view
+from ui.lessons.differs import sections as differs
+from ui.lessons.sampling import sections as view
 from ui.shell import core, lesson, nav
 from ui.shell.core import num, t
 from ui.views import browser, follow

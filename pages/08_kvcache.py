@@ -11,7 +11,8 @@ from lib.lessons import kvcache as K
 from lib.lessons.reference import REFERENCE_MODELS
 from lib.model import arithmetic as A
 from ui.learner import quiz_widget
-from ui.lessons import differs, kvcache as view
+from ui.lessons.differs import sections as differs
+from ui.lessons.kvcache import sections as view
 from ui.shell import core, lesson, nav
 from ui.shell.core import num, t
 from ui.views import browser

@@ -9,7 +9,8 @@ ui.through_app()  # a lesson link opened before app.py's navigation exists (see 
 
 import streamlit as st
 
-from ui.lessons import compare as view
+from ui.lessons.compare import figures
+from ui.lessons.compare import sections as view
 from ui.shell import core, styles
 from ui.shell.core import t
 
@@ -24,7 +25,10 @@ st.markdown(t("compare.numbers.text"))
 left, right = st.columns([3, 2])
 df = view.table(archs)
 styles.table(df, "compare.table", where=left)
-right.plotly_chart(view.params_figure(archs), key="compare.params_chart")
+fig_labels = {"embedding": t("compare.fig.embedding"), "rest": t("compare.fig.rest"), "params": t("compare.fig.params"),
+              "title": t("compare.fig.title")}
+right.plotly_chart(figures.params_figure(archs, [core.short_name(a.name) for a in archs], fig_labels),
+                   key="compare.params_chart")
 right.markdown(t("compare.numbers.after"))
 
 st.header(t("compare.tok.header"))

@@ -74,7 +74,7 @@ def test_categorical_palette_stays_apart(kind):
 def test_classes_drawn_together_stay_apart(kind):
     """Classes drawn side by side in one chart, each against the others."""
     from ui.lessons.attention.figures import FLASH_COLOURS
-    from ui.lessons.sampling import GREY
+    from ui.lessons.sampling.figures import GREY
     from ui.views.figures import PALETTE
 
     sets = {
@@ -104,7 +104,7 @@ def test_sequential_scales_keep_their_order_in_lightness(kind):
     """The attention heatmap's blues, the residual stream's viridis, the logit lens's light blues,
     the generated tokens' and the surprise chips' white-to-colour blends."""
     from ui.lessons.attention.figures import COLORSCALE
-    from ui.lessons.sampling import GEN_RGB, LOSS_RGB
+    from ui.lessons.sampling.sections import GEN_RGB, LOSS_RGB
 
     _sequential_ok(_stops(COLORSCALE), kind)
     _sequential_ok(_stops(get_colorscale("Viridis")), kind)

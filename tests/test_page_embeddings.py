@@ -227,7 +227,7 @@ def test_lesson_runs_on_a_gpt2_family_model(tiny_gpt2, monkeypatch):
 
 def test_the_depth_curve_is_drawn_on_an_axis_zoomed_to_it():
     """A same-word pair whose cosine only falls from 1 to 0.94 must look like a fall, not a flat line."""
-    from ui.lessons.embeddings import depth_range
+    from ui.lessons.embeddings.sections import depth_range
 
     cos = np.array([1.0, 0.99, 0.97, 0.95, 0.94])
     low, high = depth_range(cos)

@@ -15,7 +15,7 @@ from lib.lessons import kvcache as K
 from lib.lessons.reference import MORE_MODELS
 from lib.model.arithmetic import count_params, kv_cache_bytes
 from tests.apptest import chart_keys, page_text, start, view_data
-from ui.lessons import kvcache as V
+from ui.lessons.kvcache import sections as V
 
 PAGE = "pages/08_kvcache.py"
 

@@ -152,7 +152,7 @@ def test_the_layer_sends_its_own_vectors_without_running_the_model(monkeypatch):
 def test_a_links_positions_reach_the_view_once(lang):
     """A share link's values (ui/learner/share.py) go to the view with a fresh token; the view brings a
     position past the context back itself, with a notice (tests/js/position.test.js)."""
-    from ui.lessons import position
+    from ui.lessons.position import sections as position
 
     at = start(lang, PAGE)
     at.session_state["position.n"] = 50_000
@@ -245,8 +245,8 @@ def test_every_figure_label_exists_in_both_languages():
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    # The page and its view module (the shuffle and learned-table figures).
-    source = "\n".join((root / f).read_text(encoding="utf-8") for f in (PAGE, "ui/lessons/position.py"))
+    # The page and its sections module (the `labels` helper the figures' labels come from).
+    source = "\n".join((root / f).read_text(encoding="utf-8") for f in (PAGE, "ui/lessons/position/sections.py"))
     ids = set()
     for call in re.finditer(r"\blabels\(\s*\"([a-z_.]+)\"((?:\s*,\s*\"[a-z_]+\")+)", source):
         ids |= {f"{call.group(1)}.{n}" for n in re.findall(r"\"([a-z_]+)\"", call.group(2))}

@@ -33,7 +33,7 @@ def press_generate(at, settings: dict | None = None) -> None:
     """What the "Generate" button does with the settings the browser carries, then the run its press
     starts. AppTest cannot press a browser view's button; tests/e2e/test_sampling.py presses it in
     Chromium."""
-    from ui.lessons import sampling
+    from ui.lessons.sampling import sections as sampling
 
     browser = {"temperature": 1.0, "top_k": 50, "top_p": 0.9, "seed": 0} | (settings or {})
     with pytest.MonkeyPatch.context() as mp:
@@ -54,13 +54,13 @@ def html_bodies(at) -> str:
 def no_model_runs(monkeypatch):
     """Make any model run (capture or generation) fail the test."""
     import ui.shell.cache
-    import ui.lessons.sampling
+    import ui.lessons.sampling.sections
 
     def boom(*args, **kwargs):
         raise AssertionError("a view widget ran the model")
 
     monkeypatch.setattr(ui.shell.cache, "run_capture", boom)
-    monkeypatch.setattr(ui.lessons.sampling, "generate", boom)
+    monkeypatch.setattr(ui.lessons.sampling.sections, "generate", boom)
 
 
 @pytest.mark.parametrize("lang", i18n.LANGS)
@@ -134,7 +134,7 @@ def test_generation_is_greedy_generate_and_survives_slider_moves(real, monkeypat
     expected = real.tokenizer.decode(out[0, ids.shape[1]:])
     chips = html_bodies(at)
     assert "gen-chips" in chips
-    from ui.lessons.sampling import generation
+    from ui.lessons.sampling.sections import generation
     gen = generation(**req)
     assert gen.text == expected
     assert any(prefix(labels["sampling.gen.stop.max_tokens"]) in s.value for s in at.success)
@@ -159,7 +159,7 @@ def test_generation_is_greedy_generate_and_survives_slider_moves(real, monkeypat
 
 def test_settings_the_browser_carries_are_checked_before_they_are_kept(real):
     at = start("en", PAGE)
-    from ui.lessons import sampling
+    from ui.lessons.sampling import sections as sampling
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(sampling.st, "session_state", at.session_state)
@@ -188,9 +188,9 @@ def test_bad_text_gets_a_message_not_a_traceback(text, expect):
 
 
 def test_an_interrupted_generation_shows_what_was_written(monkeypatch):
-    import ui.lessons.sampling
+    import ui.lessons.sampling.sections
 
-    monkeypatch.setattr(ui.lessons.sampling, "GEN_BUDGET_S", 0.0)  # every step is over budget
+    monkeypatch.setattr(ui.lessons.sampling.sections, "GEN_BUDGET_S", 0.0)  # every step is over budget
     at = start("en", PAGE)
     at.slider(key="sampling.max_new").set_value(10)
     at.run()
@@ -219,7 +219,7 @@ def test_gpt2_family_model(tiny_gpt2, monkeypatch):
     at.run()
     press_generate(at)
     assert not at.exception, at.exception
-    from ui.lessons.sampling import generation
+    from ui.lessons.sampling.sections import generation
 
     gen = generation(**at.session_state["sampling.request"])
     expected = generate(tiny_gpt2, "Hello there", 5, 1.0, 50, 0.9, 0)

@@ -58,7 +58,7 @@ def _real_ids(at, k: int | None = None) -> list[int]:
 
 
 def _corpus(at, lang):
-    from ui.lessons.tokenization import build_corpus
+    from ui.lessons.tokenization.sections import build_corpus
 
     return build_corpus(list(at.button_group(key="tokenization.corpus").value), at.session_state["app.text"])[0]
 
@@ -86,13 +86,13 @@ def test_page_runs_with_real_content(lang, real):
     assert real_view["labels"]["view_raw"] == labels["tokenization.real.view.raw"]
     assert build["settings"] == {"target": 456, "view": "readable", "ids": True, "from_link": None}
     # The paragraph pair: each paragraph's tokens, counted by the tokenizer itself.
-    from ui.lessons.tokenization import paragraphs as paras
+    from ui.lessons.tokenization.sections import paragraphs as paras
 
     pair = view_data(at, "tokenization.pair_view")
     assert len(pair["pairs"]) == len(paras("it"))
     assert pair["pairs"][0]["it"]["n"] == len(real.tokenizer.encode(paras("it")[0], add_special_tokens=False))
     # The Italian/English comparison is measured with the tokenizer itself.
-    from ui.lessons.tokenization import paragraphs
+    from ui.lessons.tokenization.sections import paragraphs
 
     it = sum(len(real.tokenizer.encode(p, add_special_tokens=False)) for p in paragraphs("it"))
     en = sum(len(real.tokenizer.encode(p, add_special_tokens=False)) for p in paragraphs("en"))
@@ -127,7 +127,7 @@ def test_the_training_view_holds_every_step_of_lib_s_training(monkeypatch):
     at3 = sum(lengths[:3])
     assert [((a, b), c) for a, b, c in flat[at3:at3 + lengths[3]]] == list(training.top_pairs[3])
     # A rerun sends the same data (the browser keeps its step); no training runs again.
-    import ui.lessons.tokenization as tv
+    import ui.lessons.tokenization.sections as tv
 
     monkeypatch.setattr(tv.bpe, "train", lambda *a, **k: (_ for _ in ()).throw(AssertionError("trained again")))
     at.run()

@@ -40,7 +40,7 @@ def test_every_mouse_instruction_also_says_what_to_do_on_a_phone(lang):
 
 
 def test_token_chips_with_numbers_take_focus_on_a_tap():
-    from ui.lessons.sampling import _chip
+    from ui.lessons.sampling.sections import _chip
     from ui.shell import styles
     from ui.views import browser
 

@@ -109,7 +109,7 @@ def kvcache() -> dict:
     from lib.lessons import kvcache as K
     from lib.lessons.reference import MORE_MODELS, REFERENCE_MODELS
     from lib.model import arithmetic as A
-    from ui.lessons import kvcache as V
+    from ui.lessons.kvcache import sections as V
     from ui.shell import core
 
     qwen_window = dict(MORE_MODELS["Qwen2.5 7B"], use_sliding_window=True, max_window_layers=20, sliding_window=4096)

@@ -85,7 +85,7 @@ export function roundHalfEven(x, digits) {
   return Number(x.toFixed(digits));
 }
 
-/** ui/lessons/sampling.py's pct: a probability as a percentage, more digits when it is small. */
+/** ui/lessons/sampling/sections.py's pct: a probability as a percentage, more digits when it is small. */
 export function pct(p, lang) {
   const digits = p >= 0.01 ? 1 : p >= 1e-4 ? 3 : 6;
   return `${formatNumber(100 * p, lang, digits)}%`;

@@ -3,7 +3,7 @@
 // neighbours, and the depth at which a word's two vectors are compared.
 //
 // The server sends each once per (model, text or words, language) with what lib worked out
-// (ui/lessons/embeddings.py): the rows at the most dimensions the slider offers (packed), the 30
+// (ui/lessons/embeddings/sections.py): the rows at the most dimensions the slider offers (packed), the 30
 // nearest tokens by both measures (lib.lessons.embeddings.nearest), both projections (lib.lessons.embeddings.pca_2d),
 // the cosines at every depth. The view picks what to show and computes nothing of its own: the
 // two choices that read lib's results (`rowsAt`, `topNeighbours`) are held to lib by

@@ -152,7 +152,7 @@ export function clamp(value, lo, hi, integer = true) {
   return { value: out, changed: out !== x };
 }
 
-// ------------------------------------------------------------------ numbers for people (ui/lessons/kvcache.py)
+// ---------------------------------------------------------- numbers for people (ui/lessons/kvcache/sections.py)
 
 /** size: decimal units, three significant digits at most (1.07 GB, 13.1 GB, 840 GB). */
 export function size(b, lang) {

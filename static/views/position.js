@@ -2,7 +2,7 @@
 // the angles of every pair around m, the score of two fixed vectors at positions n and m (and
 // shifted), and one layer of the live model's queries and keys turned by RoPE.
 //
-// The server sends each part its data once (ui/lessons/position.py): the model's θ_i, two fixed
+// The server sends each part its data once (ui/lessons/position/sections.py): the model's θ_i, two fixed
 // vectors, one layer's vectors before RoPE (packed, lib/serving/payload.py) and each head's mean score by
 // distance (lib.lessons.rope.score_by_distance). Every move is worked out here with the same rules as
 // lib/lessons/rope.py (frequencies, angles, apply_rope, scores, score_vs_distance); tests/js/position.test.js

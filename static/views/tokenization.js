@@ -2,7 +2,7 @@
 // vocabulary (target size, step, play) and the replay of the live model's merges on the learner's
 // text (step, play, readable or raw, ids), and the built-in paragraphs as the model's tokens.
 //
-// The server sends each animation once (ui/lessons/tokenization.py) as lib worked it out: every token
+// The server sends each animation once (ui/lessons/tokenization/sections.py) as lib worked it out: every token
 // that lives at some step, with the step it is born at and the step it dies at (lib/lessons/bpe.py's
 // `lives`). Step k shows the tokens with born <= k < dies: the view does no BPE of its own.
 // tests/js/tokenization.test.js holds `alive` to lib's segments on fixtures tests/views_fixtures.py

@@ -24,7 +24,9 @@ from lib.learner.share_link import Param
 from lib.lessons import bpe
 from lib.model import arithmetic as A
 from lib.model.models import DEFAULT_MODEL
-from ui.lessons import embeddings as EV, kvcache as KV, sampling as SV
+from ui.lessons.embeddings import sections as EV
+from ui.lessons.kvcache import sections as KV
+from ui.lessons.sampling import sections as SV
 from ui.lessons.attention import sections as AV
 from ui.shell import nav
 from ui.shell.core import MAX_CHARS, lang, model, model_name, num, t, text

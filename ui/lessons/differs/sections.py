@@ -4,14 +4,14 @@ same text through both.
 
 One function per lesson, called by its page after the lesson's own sections. A section whose
 feature the loaded model lacks draws nothing (SmolLM2 has no window, no q/k norms...), so the
-pages need no `if` on the model. Every figure comes from the loaded model or its capture.
+pages need no `if` on the model. Every figure comes from the loaded model or its capture; the charts
+are drawn by ui.lessons.differs.figures.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from lib.lessons import kvcache as K
@@ -21,12 +21,9 @@ from lib.lessons.compare import architecture
 from lib.model.arithmetic import SLIDING, cache_layers
 from lib.model.capture import DEFAULT_MAX_TOKENS, Capture
 from lib.model.models import LoadedModel
-from ui.lessons import compare
+from ui.lessons.compare import sections as compare
+from ui.lessons.differs.figures import periods_figure, window_figure
 from ui.shell.core import cut, model_name, num, t, text
-from ui.views.figures import PALETTE
-
-HEATMAP_CELLS = 256  # a [T, T] attention map is shown pooled to at most this many cells a side
-
 
 def _local_global(lm: LoadedModel) -> tuple[int | None, int | None]:
     """(first local layer, first global layer), None where the model has none."""
@@ -34,16 +31,6 @@ def _local_global(lm: LoadedModel) -> tuple[int | None, int | None]:
     local = next((i for i, x in enumerate(types) if x == "sliding_attention"), None)
     glob = next((i for i, x in enumerate(types) if x != "sliding_attention"), None)
     return local, glob
-
-
-def _pooled(a: np.ndarray, cells: int = HEATMAP_CELLS) -> np.ndarray:
-    """[T, T] -> at most [cells, cells], each cell the max of its block (a thin band stays visible)."""
-    t_ = a.shape[0]
-    step = max(1, -(-t_ // cells))
-    n = -(-t_ // step)
-    pad = np.zeros((n * step, n * step), dtype=a.dtype)
-    pad[:t_, :t_] = a
-    return pad.reshape(n, step, n, step).max(axis=(1, 3))
 
 
 def _lengthen(repeat: int) -> None:
@@ -89,12 +76,9 @@ def attention_section(lm: LoadedModel, cap: Capture | None) -> None:
             continue
         a = cap.attention(layer, head)  # [T, T]
         read = int((a[last] > 0).sum())
-        fig = go.Figure(go.Heatmap(z=_pooled(a), colorscale="Blues", showscale=False))
-        fig.update_layout(height=360, margin=dict(l=10, r=10, t=40, b=10),
-                          title=t(f"differs.attention.{kind}_title", layer=num(layer)),
-                          xaxis_title=t("differs.attention.keys"), yaxis_title=t("differs.attention.queries"),
-                          yaxis=dict(autorange="reversed"))
-        col.plotly_chart(fig, key=f"differs.attention_{kind}")
+        labels = {"title": t(f"differs.attention.{kind}_title", layer=num(layer)), "x": t("differs.attention.keys"),
+                  "y": t("differs.attention.queries")}
+        col.plotly_chart(window_figure(a, labels), key=f"differs.attention_{kind}")
         col.metric(t("differs.attention.read"), num(read), help=t("differs.attention.read_help", n=num(last + 1)))
 
 
@@ -112,11 +96,9 @@ def position_section(lm: LoadedModel, cap: Capture | None) -> None:
     p_lo, p_hi = rope.periods(info.d_head, lo), rope.periods(info.d_head, hi)
     st.markdown(t("differs.position.text", local=num(lo), glob=num(hi), slow_local=num(float(p_lo[-1]), 0),
                   slow_glob=num(float(p_hi[-1]), 0), window=num(info.sliding_window or 0)))
-    fig = go.Figure([go.Scatter(y=p_lo, name=t("differs.position.local", base=num(lo)), line_color=PALETTE[0]),
-                     go.Scatter(y=p_hi, name=t("differs.position.global", base=num(hi)), line_color=PALETTE[1])])
-    fig.update_layout(height=320, margin=dict(l=10, r=10, t=30, b=10), yaxis_type="log",
-                      xaxis_title=t("differs.position.pair"), yaxis_title=t("differs.position.period"))
-    st.plotly_chart(fig, key="differs.position_periods")
+    labels = {"local": t("differs.position.local", base=num(lo)), "global": t("differs.position.global", base=num(hi)),
+              "x": t("differs.position.pair"), "y": t("differs.position.period")}
+    st.plotly_chart(periods_figure(p_lo, p_hi, labels), key="differs.position_periods")
     local, glob = _local_global(lm)
     if cap is not None and cap.rope_local is not None and local is not None and glob is not None:
         pos = np.arange(cap.n_tokens)

@@ -1,4 +1,5 @@
-"""The KV-cache lesson's data for its browser view, cached measurements and figures.
+"""The KV-cache lesson's data for its browser view, cached measurements and sections; the timing
+figure is drawn by ui.lessons.kvcache.figures.
 
 The calculator, the variants at its context, training, serving and the experts' table are drawn by
 static/views/kvcache.js from what `calc_data`, `variants_data` and `cost_data` send: each model as
@@ -14,12 +15,12 @@ import json
 import math
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from lib.lessons import kvcache as K
 from lib.lessons.reference import MORE_MODELS, REFERENCE_MODELS, SEED_000_KV_TABLE
 from lib.model import arithmetic as A
+from ui.lessons.kvcache.figures import timing_figure
 from ui.shell.cache import get_model
 from ui.shell.core import big, num, t
 from ui.views import browser, figures
@@ -324,26 +325,12 @@ def timing_section(model_name: str, lm) -> None:
     c[1].metric(t("kvcache.time.ceiling"), f"{num(ceiling_ms, 1)} ms", help=t("kvcache.time.ceiling_help",
                                                                                   weights=size(weights)))
     c[2].metric(t("kvcache.time.decode"), f"{num(decode_ms, 1)} ms")
-    live_chart(timing_figure(rows, ceiling_ms), key="kvcache.time_chart")
+    labels = {"prefill": t("kvcache.time.prefill"), "per_token": t("kvcache.time.per_token"),
+              "ceiling": t("kvcache.time.ceiling"), "x": t("kvcache.time.x")}
+    live_chart(timing_figure(rows, ceiling_ms, labels), key="kvcache.time_chart")
     st.markdown(t("kvcache.time.verdict_slower" if decode_ms >= ceiling_ms else "kvcache.time.verdict_faster",
                   ratio=num(decode_ms / ceiling_ms, 1), first=num(rows[-1].prefill_s * 1e3, 0),
                   n=num(rows[-1].prompt_tokens), decode=num(rows[-1].decode_s * 1e3, 0)))
-
-
-def timing_figure(rows: tuple[K.TimingRow, ...], ceiling_ms: float) -> go.Figure:
-    x = [r.prompt_tokens for r in rows]
-    fig = go.Figure([
-        go.Scatter(x=x, y=[r.prefill_s * 1e3 for r in rows], name=t("kvcache.time.prefill"), mode="lines+markers",
-                   line_color=PALETTE[0]),
-        go.Scatter(x=x, y=[r.decode_s * 1e3 for r in rows], name=t("kvcache.time.per_token"), mode="lines+markers",
-                   line_color=PALETTE[1]),
-    ])
-    fig.add_trace(go.Scatter(x=[x[0], x[-1]], y=[ceiling_ms, ceiling_ms], name=t("kvcache.time.ceiling"),
-                             mode="lines", line=dict(color=PALETTE[3], dash="dash")))
-    fig.update_layout(height=360, xaxis_title=t("kvcache.time.x"), yaxis_title="ms", xaxis_type="log",
-                      yaxis_type="log", margin=dict(l=10, r=10, t=30, b=10))
-    fig.update_xaxes(tickvals=x)
-    return fig
 
 
 # ------------------------------------------------------------------------------------ parameters

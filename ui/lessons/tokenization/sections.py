@@ -1,4 +1,5 @@
-"""Cached training and replay for the tokenization lesson, and what its browser views are sent.
+"""Cached training and replay for the tokenization lesson, and what its browser views are sent; the
+figure the server draws is in ui.lessons.tokenization.figures.
 
 The merge animations (step, play, speed), the target size, the readable/raw and ids switches and
 the paragraph pair are answered in the browser (static/views/tokenization.js): the server sends
@@ -15,7 +16,6 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from lib.course.i18n import ASSETS
@@ -106,16 +106,6 @@ def language_costs(model_name: str) -> pd.DataFrame:
                      "it": len(tok.encode(it, add_special_tokens=False)),
                      "en": len(tok.encode(en, add_special_tokens=False))})
     return pd.DataFrame(rows)
-
-
-def language_figure(costs: pd.DataFrame) -> go.Figure:
-    fig = go.Figure()
-    fig.add_trace(go.Bar(x=costs["n"], y=costs["it"], name=t("tokenization.lang.it"), marker_color=PALETTE[2]))
-    fig.add_trace(go.Bar(x=costs["n"], y=costs["en"], name=t("tokenization.lang.en"), marker_color=PALETTE[0]))
-    fig.update_layout(barmode="group", height=320, margin=dict(l=10, r=10, t=40, b=10),
-                      title=t("tokenization.lang.chart_title"), xaxis_title=t("tokenization.lang.paragraph"),
-                      yaxis_title=t("tokenization.lang.tokens"), legend=dict(orientation="h", y=1.12))
-    return fig
 
 
 # ------------------------------------------------------------------------- what the views are sent

@@ -1,4 +1,5 @@
-"""Widgets, cached runs and figures for the sampling lesson (logits, filters, generation, loss).
+"""Widgets and cached runs for the sampling lesson (logits, filters, generation, loss); the figures
+the server draws are in ui.lessons.sampling.figures.
 
 The maths lives in lib.lessons.sampling, lib.lessons.generate and lib.lessons.loss. The next-token distribution is read
 from the cached capture (the sliders never run the model); a generation runs only when the
@@ -13,17 +14,17 @@ import re
 import time
 
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
 from lib.lessons.generate import Generation, generate
 from lib.lessons.loss import TextLoss, capture_loss
 from lib.model.tokens import readable_tokens
 from lib.serving.payload import pack_u16
+from ui.lessons.sampling.figures import GREY, plotly_text, step_figure, times_figure
 from ui.shell.cache import get_capture, get_model
 from ui.shell.core import num, t
 from ui.views.export import modebar_config
-from ui.views.figures import PALETTE, quick
+from ui.views.figures import PALETTE
 from ui.views.live_chart import live_chart
 
 TOP_CHART = 20  # candidates drawn in the distribution chart
@@ -36,7 +37,6 @@ TOP_K_MAX = 10**9
 SEED_MAX = 2**32 - 1
 DEFAULTS = {"sampling.temperature": 1.0, "sampling.top_k": 50, "sampling.top_p": 0.9, "sampling.seed": 0,
             "sampling.max_new": DEFAULT_NEW}
-GREY = "#B8B8B8"
 GEN_RGB = (100, 149, 237)  # generated tokens: white (unlikely) to this blue (certain)
 LOSS_RGB = (228, 87, 86)  # surprise: white (none) to this red (SURPRISE_MAX nats or more)
 
@@ -55,12 +55,6 @@ def tex(number: str) -> str:
     """A formatted number for inside $...$: a comma there is punctuation (TeX adds a space after
     it), so it goes in braces; 49,152 -> 49{,}152 and Italian 0,144 -> 0{,}144."""
     return number.replace(",", "{,}")
-
-
-def plotly_text(token: str) -> str:
-    """A token for a plotly label: plotly reads <...> as tags and decodes &lt; and &gt; (but not
-    every entity: html.escape's &quot; would show as it is), so only the angle brackets change."""
-    return token.replace("<", "&lt;").replace(">", "&gt;")
 
 
 def pct(p: float) -> str:
@@ -208,23 +202,6 @@ def generation_chips(gen: Generation) -> None:
     chips_box(chips, "gen-chips")
 
 
-def step_figure(gen: Generation, index: int, labels: dict[str, str]) -> go.Figure:
-    # Built as plain plotly JSON (ui.views.figures.quick): the step slider redraws it at each move.
-    s = gen.steps[index]
-    x = list(range(len(s.top_ids)))
-    colors = [PALETTE[3] if i == s.token_id else PALETTE[0] for i in s.top_ids]
-    data = [{"type": "bar", "x": x, "y": list(map(float, s.top_model)), "name": labels["model"],
-             "marker": {"color": GREY}},
-            {"type": "bar", "x": x, "y": list(map(float, s.top_probs)), "name": labels["final"],
-             "marker": {"color": colors}}]
-    return quick(data, {"title": {"text": labels["title"]}, "barmode": "group", "height": 340,
-                        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-                        "yaxis": {"title": {"text": labels["y"]}, "range": [0, 1.05]},
-                        "legend": {"orientation": "h", "y": -0.4},
-                        "xaxis": {"tickvals": x, "ticktext": [plotly_text(tok) for tok in s.top_tokens],
-                                  "tickangle": -45}})
-
-
 def generation_summary(gen: Generation) -> None:
     """Settings, why it stopped, the written tokens, and one step's distribution picked by a slider."""
     st.caption(settings_line(gen))
@@ -250,15 +227,6 @@ def step_view(gen: Generation) -> None:
     step_labels = labels("sampling.chart", "model", "final", "y")
     step_labels["title"] = t("sampling.gen.step_title", step=num(index + 1), token=plotly_text(s.token), p=pct(s.prob))
     live_chart(step_figure(gen, index, step_labels), key="sampling.step_chart")
-
-
-def times_figure(gen: Generation, labels: dict[str, str]) -> go.Figure:
-    ms = [1000 * s.seconds for s in gen.steps]
-    colors = [PALETTE[1]] + [PALETTE[0]] * (len(ms) - 1)
-    fig = go.Figure(go.Bar(x=list(range(1, len(ms) + 1)), y=ms, marker_color=colors, showlegend=False))
-    fig.update_layout(title=labels["times_title"], height=280, margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis_title=labels["times_x"], yaxis_title=labels["times_y"])
-    return fig
 
 
 @st.cache_data(max_entries=4, show_spinner=False)

@@ -1,5 +1,5 @@
-"""Widgets, cached data, figures and the browser view's data for the position lesson (RoPE and
-learned positions).
+"""Widgets, cached data, tables and the browser view's data for the position lesson (RoPE and
+learned positions); the figures the server draws are in ui.lessons.position.figures.
 
 The rotation step m and its pair, the positions n and m and their shift, the live head, its pair
 and the vectors shown are answered in the browser (static/views/position.js): the server sends
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 import torch
 
@@ -23,6 +22,7 @@ from lib.model.capture import Capture
 from lib.model.models import ModelInfo
 from lib.model.tokens import readable_tokens
 from lib.serving.payload import pack_u16
+from ui.lessons.position.figures import token_labels
 from ui.shell.cache import get_model
 from ui.shell.core import num, t
 from ui.views.export import modebar_config
@@ -34,7 +34,6 @@ WINDOW = 256  # positions in the angle heatmap (no striding: it would alias the 
 DISTANCE_MAX = 2048  # distances in the score-vs-distance plot
 LIVE_MAX = 256  # tokens of the live layer sent to the view (a heatmap row each: more would not be seen)
 SHUFFLE_MAX_TOKENS = 24
-LEARNED_MAX = 256  # rows/columns drawn of a learned position table
 VECTOR_SEEDS = (11, 12)  # the fixed q and k of the relative-distance section
 FALLBACK_CONTEXT = 2048  # a model whose config names no context length
 
@@ -120,40 +119,7 @@ def learned_positions(model_name: str) -> np.ndarray | None:
         return module.weight.float().numpy().copy()
 
 
-def token_labels(tokens) -> list[str]:
-    """Unique axis labels "i · token" (plotly merges repeated category names)."""
-    return [f"{i} · {tok}" for i, tok in enumerate(tokens)]
-
-
-# ---------------------------------------------------------------- figures drawn by the server
-
-def shuffle_figure(tokens: list[str], demo: rope.ShuffleDemo, labels: dict[str, str]) -> go.Figure:
-    """Grouped bars: for each token, how much its output moved when the sentence was shuffled."""
-    x = token_labels(tokens)
-    fig = go.Figure([
-        go.Bar(x=x, y=100 * demo.change_plain, name=labels["plain"], marker_color=PALETTE[0]),
-        go.Bar(x=x, y=100 * demo.change_rope, name=labels["rope"], marker_color=PALETTE[1]),
-    ])
-    fig.update_layout(barmode="group", title=labels["title"], yaxis_title=labels["y"], height=340,
-                      margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.25))
-    return fig
-
-
-def learned_figures(table: np.ndarray, labels: dict[str, str]) -> tuple[go.Figure, go.Figure]:
-    """The learned position table (first rows and columns) and the cosine similarity of its rows."""
-    rows = table[:LEARNED_MAX]
-    heat = go.Figure(go.Heatmap(z=rows[:, :LEARNED_MAX], colorscale="RdBu", zmid=0,
-                                hovertemplate=labels["hover_table"] + "<extra></extra>"))
-    heat.update_layout(title=labels["table_title"], xaxis_title=labels["dims"], yaxis_title=labels["positions"],
-                       height=420, margin=dict(l=10, r=10, t=50, b=10))
-    heat.update_yaxes(autorange="reversed")
-    sim = go.Figure(go.Heatmap(z=rope.cosine_similarity(rows), colorscale="RdBu", zmid=0, zmin=-1, zmax=1,
-                               hovertemplate=labels["hover_sim"] + "<extra></extra>"))
-    sim.update_layout(title=labels["sim_title"], xaxis_title=labels["positions"], yaxis_title=labels["positions"],
-                      height=420, margin=dict(l=10, r=10, t=50, b=10))
-    sim.update_yaxes(autorange="reversed")
-    return heat, sim
-
+# ---------------------------------------------------------------- labels and tables
 
 def labels(prefix: str, *names: str, **values) -> dict[str, str]:
     """{name: t(f"{prefix}.{name}", **values)} for the figure builders."""

@@ -1,5 +1,6 @@
 """The two built-in models side by side (pages/10_compare.py), and the pieces lessons reuse:
-the same text cut by both tokenizers, both models' next-token distributions.
+the same text cut by both tokenizers, both models' next-token distributions; the figures are drawn by
+ui.lessons.compare.figures.
 
 Every figure is read from the loaded models (lib.lessons.compare.architecture, their tokenizers, their
 captures); nothing is typed in.
@@ -9,16 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from lib.lessons.compare import Architecture, architecture
 from lib.lessons.sampling import softmax
 from lib.model.models import EMBEDDED_MODELS, LoadedModel
 from lib.model.tokens import readable_tokens
+from ui.lessons.compare import figures
 from ui.shell.cache import get_capture
 from ui.shell.core import _load_with_progress, big, num, short_name, t
-from ui.views.figures import PALETTE
 
 TOP_K = 10
 
@@ -82,19 +82,6 @@ def table(archs: list[Architecture]) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
-def params_figure(archs: list[Architecture]) -> go.Figure:
-    """Stacked bars: the embedding table against everything else, per model."""
-    names = [short_name(a.name) for a in archs]
-    fig = go.Figure([
-        go.Bar(name=t("compare.fig.embedding"), x=names, y=[a.embedding_params for a in archs], marker_color=PALETTE[1]),
-        go.Bar(name=t("compare.fig.rest"), x=names, y=[a.n_params - a.embedding_params for a in archs],
-               marker_color=PALETTE[0]),
-    ])
-    fig.update_layout(barmode="stack", height=320, margin=dict(l=10, r=10, t=30, b=10),
-                      yaxis_title=t("compare.fig.params"), title=t("compare.fig.title"))
-    return fig
-
-
 def tokenization_side_by_side(models: dict[str, LoadedModel], text: str) -> None:
     """The same text cut by each model's tokenizer: the tokens, and tokens per word."""
     words = max(1, len(text.split()))
@@ -119,9 +106,7 @@ def next_token_side_by_side(models: dict[str, LoadedModel], text: str) -> None:
         p = softmax(np.asarray(logits, dtype=np.float64))
         top = np.argsort(-p)[:TOP_K]
         labels = readable_tokens(lm.tokenizer, [int(i) for i in top])
-        fig = go.Figure(go.Bar(x=p[top][::-1], y=labels[::-1], orientation="h", marker_color=PALETTE[j % len(PALETTE)]))
-        fig.update_layout(height=320, margin=dict(l=10, r=10, t=30, b=10), xaxis_title=t("compare.next.p"),
-                          title=short_name(name))
+        fig = figures.next_token_figure(p[top], labels, j, {"x": t("compare.next.p"), "title": short_name(name)})
         with col:
             st.plotly_chart(fig, key=f"compare.next_{j}")
             st.caption(t("compare.next.caption", vocab=num(lm.info.vocab_size), top=labels[0],

@@ -1,4 +1,5 @@
-"""The embeddings lesson's caches, figures and sections (Streamlit and plotly helpers).
+"""The embeddings lesson's caches, sections and browser view data; its figures are drawn by
+ui.lessons.embeddings.figures.
 
 Caches are keyed by plain strings and numbers: the model name, a sentence, a token limit. The
 embedding table is read from the shared model once per model name and normalized once
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 import torch
 
@@ -24,6 +24,7 @@ from lib.lessons import embeddings as emb
 from lib.lessons.embeddings import EmbeddingIndex, WordPieces
 from lib.model.tokens import readable_tokens
 from lib.serving.payload import pack_u16
+from ui.lessons.embeddings.figures import cosine_figure, norms_figure, unique_labels
 from ui.shell.cache import get_capture, get_model
 from ui.shell.core import lang as core_lang, model_name as current_model_name, num, t
 from ui.views import browser
@@ -81,44 +82,7 @@ def sentence_vector(model_name: str, text: str, max_tokens: int) -> tuple[np.nda
     return emb.sentence_vector(hidden), cap.truncated
 
 
-# ---------------------------------------------------------------------------- figures
-
-
-def _labels_unique(names: list[str]) -> list[str]:
-    """Plotly merges equal category labels: number repeated ones."""
-    seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        seen[n] = seen.get(n, 0) + 1
-        out.append(n if seen[n] == 1 else f"{n} ({seen[n]})")
-    return out
-
-
-def cosine_figure(matrix: np.ndarray, names: list[str], labels: dict[str, str]) -> go.Figure:
-    """Labelled heatmap of a cosine matrix, values written in the cells."""
-    names = _labels_unique(names)
-    text = [[num(float(v), 2) for v in row] for row in matrix]
-    fig = go.Figure(go.Heatmap(z=matrix, x=names, y=names, zmin=-1, zmax=1, colorscale="RdBu", zmid=0, text=text,
-                               texttemplate="%{text}" if len(names) <= 12 else None,
-                               hovertemplate=labels["hover"] + "<extra></extra>"))
-    size = max(320, 38 * len(names) + 140)
-    fig.update_layout(height=size, margin=dict(l=10, r=10, t=30, b=10), title=labels.get("title"),
-                      xaxis=dict(type="category"), yaxis=dict(autorange="reversed", type="category"))
-    return fig
-
-
-def norms_figure(idx: EmbeddingIndex, stats: emb.NormStats, tokens: list[str], sample: np.ndarray,
-                 labels: dict[str, str]) -> go.Figure:
-    """Scatter of row length against id (a seeded sample), with the mean length per bin of ids."""
-    fig = go.Figure(go.Scatter(x=sample, y=idx.norms[sample], mode="markers", name=labels["points"],
-                               marker=dict(size=3, color=PALETTE[0], opacity=0.35), text=tokens,
-                               hovertemplate=labels["hover"] + "<extra></extra>"))
-    centres = (stats.bins[:-1] + stats.bins[1:]) / 2
-    fig.add_trace(go.Scatter(x=centres, y=stats.bin_means, mode="lines+markers", name=labels["means"],
-                             line=dict(color=PALETTE[1], width=3)))
-    fig.update_layout(xaxis_title=labels["x"], yaxis_title=labels["y"], height=380,
-                      margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", y=1.08))
-    return fig
+# ---------------------------------------------------------------------------- the depth curve's range
 
 
 def depth_range(cos: np.ndarray) -> list[float]:
@@ -311,7 +275,7 @@ def rows_data(idx: EmbeddingIndex, cap, n_layers: int) -> dict:
     labels = {"dims": t("embeddings.rows.dims"), "x": t("embeddings.rows.x"), "hover": t("embeddings.rows.hover"),
               "name": t("chart.embeddings.rows_chart"), "token": t("embeddings.col.token")}
     return _common("rows", key, "embeddings.rows_chart", labels, d_model, n_layers) | {
-        "names": _labels_unique([f"{i} {tok}" for i, tok in enumerate(cap.tokens[:n])]), "n_dims": n_dims,
+        "names": unique_labels([f"{i} {tok}" for i, tok in enumerate(cap.tokens[:n])]), "n_dims": n_dims,
         "dims_min": DIMS_MIN, "rows": pack_u16(rows), "colorscale": colorscale("RdBu")}
 
 
@@ -380,4 +344,4 @@ def sentences(model_name: str, raw: str) -> None:
     matrix = emb.cosine_matrix(np.stack([v for v, _ in results]))
     names = [f"{i + 1}. {s[:22]}{'…' if len(s) > 22 else ''}" for i, s in enumerate(lines)]  # fits a phone
     labels = {"hover": t("embeddings.cosine.hover")}
-    live_chart(cosine_figure(matrix, names, labels), key="embeddings.sentences_chart")
+    live_chart(cosine_figure(matrix, names, labels, num), key="embeddings.sentences_chart")
