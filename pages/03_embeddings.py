@@ -39,7 +39,7 @@ cap = core.capture()
 
 
 if cap is not None:  # the rows, a browser view: its dimensions slider is answered there
-    view.table_rows(idx, cap, view.positions(name), info.n_layers)
+    view.table_rows(idx, cap, core.learned_positions(name), info.n_layers)
 
 st.header(t("embeddings.cosine.header"))
 lesson.show(text, "cosine")

@@ -94,7 +94,7 @@ if info.positional == "rope":
         live()
 else:
     lesson.show(text, "learned", context=num(context), d_model=num(info.d_model))
-    table = view.learned_positions(core.model_name())
+    table = core.learned_positions(core.model_name())
     heat, sim = figures.learned_figures(table, view.labels("position.learned", "table_title", "sim_title", "dims",
                                                            "positions", "hover_table", "hover_sim"))
     c1, c2 = st.columns(2)

@@ -289,6 +289,15 @@ def test_layer0_differs_with_learned_positions(tiny_gpt2):
     assert emb.cosine_by_depth(va, vb)[0] < 0.9999  # same bytes, different position rows
 
 
+def test_the_learned_position_table_is_gpt2s_wpe_read_only_and_none_with_rope(tiny_gpt2, tiny_llama):
+    from lib.model.models import learned_position_table
+
+    table = learned_position_table(tiny_gpt2)
+    np.testing.assert_array_equal(table, tiny_gpt2.model.transformer.wpe.weight.detach().float().numpy())
+    assert table.dtype == np.float32 and not table.flags.writeable  # shared by every session
+    assert learned_position_table(tiny_llama) is None  # RoPE: no table
+
+
 @pytest.mark.parametrize("fixture", ["tiny_llama", "tiny_gpt2", "real"])
 def test_final_hidden_equals_hf_last_hidden_state(fixture, request):
     loaded = request.getfixturevalue(fixture)

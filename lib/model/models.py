@@ -151,6 +151,21 @@ class LoadedModel:
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
 
+def learned_position_table(loaded: LoadedModel):
+    """The model's learned absolute position table [context, D] (GPT-2's wpe) as a read-only float32
+    numpy array, or None for a model without one (RoPE). Read under the model's lock.
+
+    Example: learned_position_table(load_model("gpt2")).shape -> (1024, 768)
+    """
+    module = loaded.adapter.position_embedding(loaded.model)
+    if module is None:
+        return None
+    with loaded.lock, torch.inference_mode():
+        table = module.weight.detach().float().cpu().numpy().copy()
+    table.flags.writeable = False
+    return table
+
+
 def validate_model_id(name: str) -> str:
     """The stripped id if it has the form of a Hub id, else ModelLoadError.
 

@@ -384,7 +384,7 @@ function buildCalc(root, data) {
       figure.data[0].x.map((row, i) => [row, two(c.weights / gb), two(figure.data[1].y[i]),
         two(c.weights / gb + figure.data[1].y[i]), two(c.card / gb)])]);
     // What the other sections read: the settings, and the model they price (the 8B when this one
-    // cannot be counted), as ui/lessons/kvcache.py's Choice.priced did.
+    // cannot be counted).
     const priced = spec.params ? { label: chosen.short, spec } :
       { label: data.base, spec: data.base_spec };
     store().set(SETTINGS, now);

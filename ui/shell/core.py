@@ -17,7 +17,7 @@ from lib.model.capture import DEFAULT_MAX_TOKENS, Capture, max_tokens_for
 from lib.model.hub import DownloadStatus
 from lib.serving.log import failure
 from lib.model.models import (DEFAULT_MODEL, EMBEDDED_MODELS, LoadedModel, ModelLoadError, convert_gguf, converted_dir,
-                        is_embedded)
+                              is_embedded, learned_position_table)
 from lib.course.quiz import format_number
 from ui.shell.cache import get_capture, get_model, resident_models
 
@@ -252,6 +252,13 @@ def _last_logits(model: str, text: str, max_tokens: int) -> np.ndarray:
     out = np.array(cap.logits_at(cap.n_tokens - 1), copy=True)
     out.flags.writeable = False  # shared by every session with this text
     return out
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)  # GPT-2's: 1,024 x 768 float32, 3 MB
+def learned_positions(model: str) -> np.ndarray | None:
+    """The model's learned position table (read-only, shared by every session), None for RoPE: the
+    embeddings lesson's input rows and the position lesson's learned table read the same one."""
+    return learned_position_table(get_model(model))
 
 
 def deferring() -> bool:

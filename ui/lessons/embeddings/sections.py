@@ -59,17 +59,6 @@ def index(model_name: str) -> EmbeddingIndex:
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
-def positions(model_name: str) -> np.ndarray | None:
-    """GPT-2's learned position table [P, D], None for models without one (RoPE)."""
-    loaded = get_model(model_name)
-    module = loaded.adapter.position_embedding(loaded.model)
-    if module is None:
-        return None
-    with loaded.lock, torch.inference_mode():
-        return module.weight.detach().float().cpu().numpy()
-
-
-@st.cache_resource(max_entries=2, show_spinner=False)
 def norm_stats(model_name: str) -> emb.NormStats:
     return emb.norm_vs_id(index(model_name).norms)
 

@@ -108,17 +108,6 @@ def shuffle_data(model_name: str, sentence: str, seed: int, base: float) -> tupl
     return readable_tokens(lm.tokenizer, ids), rope.shuffle_demo(x, lm.info.d_head, seed, base), len(ids_all)
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
-def learned_positions(model_name: str) -> np.ndarray | None:
-    """[context, D] the learned absolute position table (GPT-2's wpe), or None for a RoPE model."""
-    lm = get_model(model_name)
-    module = lm.adapter.position_embedding(lm.model)
-    if module is None:
-        return None
-    with torch.inference_mode():
-        return module.weight.float().numpy().copy()
-
-
 # ---------------------------------------------------------------- labels and tables
 
 def labels(prefix: str, *names: str, **values) -> dict[str, str]:
