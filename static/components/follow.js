@@ -8,11 +8,19 @@ export default function ({ data, parentElement, setTriggerValue }) {
   }
   box.__ittData = data;
   box.dataset.drawn = data.drawn;
-  // The page this section belongs to. A click on another lesson changes the address at once, while
-  // the old page stays drawn until the new one's run replaces it: a follower of the page left
-  // behind must not ask then (its section is about to go; Streamlit drops a rerun of a section
-  // the new page's run has removed, and the browser would wait for it in vain).
+  // The page this section belongs to. The old page stays drawn until the new one's run replaces
+  // it, and a follower of the page left behind must not ask then: its section is about to go, and
+  // until the new page's run starts the browser names the old page in every rerun it asks for, so
+  // the new lesson would be taken for the old page and left empty (docs/architecture.md, "A lesson
+  // switched to at once"). Two signs of a switch on its way: the address changed, or a sidebar
+  // link a pointer clicked (focused, not from the keyboard) is not the current page yet.
   box.__ittPath = window.location.pathname;
+  const switching = () => {
+    const a = document.activeElement;
+    return window.location.pathname !== box.__ittPath || Boolean(a && a.matches
+      && a.matches('[data-testid="stSidebarNav"] a') && !a.matches(":focus-visible")
+      && a.getAttribute("aria-current") !== "page");
+  };
   if (box.__ittAsked === data.drawn) { box.__ittAsked = undefined; box.__ittTries = 0; }  // brought
   // The whole section counts, not only this empty element at its top (bertviz's page is tall).
   const section = box.closest("." + data.within) || box;
@@ -43,7 +51,7 @@ export default function ({ data, parentElement, setTriggerValue }) {
     const d = box.__ittData;
     const now = (window.__ittFollow || {})[d.name];
     const tries = box.__ittAsked === now ? box.__ittTries : 0;
-    const ok = box.isConnected && box.__ittVisible && window.location.pathname === box.__ittPath
+    const ok = box.isConnected && box.__ittVisible && !switching()
       && now !== undefined && now !== d.drawn && tries < 3
       && idle() && !pending();
     return ok ? now : undefined;

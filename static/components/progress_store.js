@@ -5,8 +5,9 @@
 // going or asked for and no lesson clicked in the sidebar is still on its way. An ask can be lost
 // (a lesson switch sent at once stops the run that would answer it), so a later run's count asks
 // again; the server ignores an ask it has already answered. An ask sent while a lesson switch is
-// on its way would rerun the store's section with the old page's address, and Streamlit would take
-// the new lesson for the old page and empty it (docs/architecture.md, "A lesson switched to at once").
+// on its way reruns the store's section under the old page's address (Streamlit's frontend names
+// the page it shows until the new page's run starts), and the browser takes the new lesson for the
+// old page and empties it for good (docs/architecture.md, "A lesson switched to at once").
 
 export function askFor(data) {
   // The key of the ask this drawing calls for, or null (the server has heard the browser).
@@ -31,6 +32,7 @@ export function whenIdle(fn, now = true) {
 }
 
 const NAV = '[data-testid="stSidebarNav"] a';
+const RECHECK_MS = 200;  // how often an ask held back looks again
 export const NAV_WAIT_MS = 15000;  // a lesson clicked that never becomes the current one stops holding asks back
 
 export function watchNavigation() {
@@ -43,9 +45,26 @@ export function watchNavigation() {
   }, true);
 }
 
+export function clickedLink() {
+  // The sidebar link a pointer click focused, if it is not the current page: a lesson clicked that
+  // is on its way. It also covers a click made before this script was loaded (traced under load:
+  // the test clicks as soon as the link shows). A link focused from the keyboard (:focus-visible)
+  // is not a click.
+  const a = document.activeElement;
+  if (!a || !a.matches || !a.matches(NAV) || a.matches(":focus-visible") || a.getAttribute("aria-current") === "page") {
+    window.__ittFocusedLink = null;
+    return false;
+  }
+  const seen = window.__ittFocusedLink;
+  if (!seen || seen.link !== a) window.__ittFocusedLink = { link: a, at: Date.now() };
+  else if (Date.now() - seen.at > NAV_WAIT_MS) return false;  // a click that never became the page
+  return true;
+}
+
 export function navigating() {
   // Whether a lesson clicked in the sidebar is still on its way: the sidebar does not show it as
   // the current page yet (Streamlit marks that link aria-current="page" when the new page's run starts).
+  if (clickedLink()) return true;
   const to = window.__ittNavTo;
   if (!to) return false;
   const current = document.querySelector(NAV + '[aria-current="page"]');
@@ -89,7 +108,7 @@ export default function ({ data, setTriggerValue }) {
   } };
   if (waiting) return;  // already waiting for the app to be idle: it sends the latest drawing's ask
   const send = () => {
-    if (navigating()) { whenIdle(send, false); return; }  // after the new lesson's run
+    if (navigating()) { setTimeout(() => whenIdle(send), RECHECK_MS); return; }  // after the new lesson's run starts
     const next = window.__ittProgressNext;
     window.__ittProgressNext = null;
     if (!next || window.__ittProgressAsked === next.ask) return;

@@ -7,6 +7,11 @@ was lost and every section needing it vanished (docs/architecture.md, "The text 
 This test clicks the lesson link as soon as the sidebar shows it, without waiting for that rerun;
 the race shows under load (3 of 12 tries on three test workers), so one pass proves little, and
 tests/test_page_share.py checks the cause: the box's default is the learner's text.
+
+The same click, made before the progress store's script was loaded, once left the new lesson's main
+area empty for good: the store's ask left after the switch, under the first page's address
+(docs/architecture.md, "A lesson switched to at once"); tests/js/progress_store.test.js checks that
+such an ask waits.
 """
 
 from __future__ import annotations
