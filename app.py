@@ -8,11 +8,10 @@ import streamlit as st
 from lib.serving import log
 from ui.classroom import join, pacing
 from ui.learner import persist, share
-from ui.shell import cache, core, nav, sidebar, streamlit_speed, styles
+from ui.shell import cache, core, nav, sidebar, styles
 from ui.views import export
 
 log.configure()  # one line on stderr per failure the app survives, with its cause (lib/serving/log.py)
-streamlit_speed.install()  # per element: a widget reads its own key, a keyed component is its key
 
 core.lang()
 # An emoji icon: a :material/...: one makes the browser fetch a font from the internet.
