@@ -338,6 +338,12 @@ def test_the_teacher_removes_one_learner_after_a_confirmation(store, lang):
     teacher.button(key="class.remove_yes").click().run()
     assert not teacher.exception, teacher.exception
     assert labels["class.remove.done"] in [s.value for s in teacher.success]
+    teacher.run()  # the dashboard's next refresh: the notice stays to be read...
+    assert labels["class.remove.done"] in [s.value for s in teacher.success]
+    done, at = teacher.session_state["class.removed"]
+    teacher.session_state["class.removed"] = (done, at - 60)  # ... until its time is over
+    teacher.run()
+    assert labels["class.remove.done"] not in [s.value for s in teacher.success]
     assert _grid(teacher, lang) == ["<b>Bea</b>"]
     board = store.dashboard(created.code, created.secret)
     assert [r.pseudonym for r in board.learners] == ["<b>Bea</b>"]

@@ -33,6 +33,9 @@ export function whenIdle(fn, now = true) {
 
 const NAV = '[data-testid="stSidebarNav"] a';
 const RECHECK_MS = 200;  // how often an ask held back looks again
+// An ask whose answer never came (no drawing of the store since, the app idle) is sent again after
+// this long, at most `tries` times: a lost ask would otherwise wait for the learner's next input.
+export const resend = { ms: 10000, tries: 3 };
 export const NAV_WAIT_MS = 15000;  // a lesson clicked that never becomes the current one stops holding asks back
 
 export function watchNavigation() {
@@ -85,6 +88,7 @@ export default function ({ data, setTriggerValue }) {
   };
   watchNavigation();
   const ask = askFor(data);
+  window.__ittProgressDrawn = ask;  // the latest drawing: the answer to an ask is a newer one
   if (ask === null) {
     window.__ittProgressNext = null;  // an ask still waiting for the app to be idle is not needed
     // The browser has been heard: a mark the browser tests wait for before their first input,
@@ -114,6 +118,22 @@ export default function ({ data, setTriggerValue }) {
     if (!next || window.__ittProgressAsked === next.ask) return;
     window.__ittProgressAsked = next.ask;
     next.send();
+    watch(next, resend.tries);
   };
   whenIdle(send);
+}
+
+function watch(asked, tries) {
+  // Sends `asked` again if, `resend.ms` later, the app is idle and no drawing of the store has come
+  // since (the section's run that would answer it was lost: seen under heavy load, on a lesson
+  // opened by its address, cause not found); the server ignores an ask it has answered already.
+  if (tries <= 0) return;
+  setTimeout(() => {
+    if (window.__ittProgressDrawn !== asked.ask || window.__ittProgressAsked !== asked.ask) return;
+    whenIdle(() => {
+      if (window.__ittProgressDrawn !== asked.ask || navigating()) return;
+      asked.send();
+      watch(asked, tries - 1);
+    });
+  }, resend.ms);
 }

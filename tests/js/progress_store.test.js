@@ -2,7 +2,7 @@
 // twice for one, and only while no run is going or asked for.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import store, { askFor } from "../../static/components/progress_store.js";
+import store, { askFor, resend } from "../../static/components/progress_store.js";
 
 function browser(state = "notRunning") {
   const kept = new Map([["itt.progress", "CODE"], ["itt.text", "a text"]]);
@@ -127,4 +127,42 @@ test("a link focused from the keyboard is not a click: the ask goes at once", ()
   const asks = [];
   store({ data: drawn(1), setTriggerValue: (name, value) => asks.push(value.ask) });
   assert.deepEqual(asks, [1]);
+});
+
+test("an ask no drawing answers is sent again once the app is idle, a few times at most", async () => {
+  const { runState } = browser("notRunning");
+  resend.ms = 30;
+  try {
+    const asks = [];
+    const setTriggerValue = (name, value) => asks.push(value.ask);
+    store({ data: drawn(1), setTriggerValue });
+    assert.deepEqual(asks, [1]);
+    runState("running");  // a run that does not draw the store (the answer lost)
+    await later(60);
+    assert.deepEqual(asks, [1]);  // not while a run goes
+    runState("notRunning");
+    assert.deepEqual(asks, [1, 1]);  // idle again and still no answer: the same ask again
+    await later(200);
+    assert.deepEqual(asks, [1, 1, 1, 1]);  // three times more at most
+  } finally {
+    resend.ms = 10000;
+  }
+});
+
+test("an ask answered is not sent again", async () => {
+  browser("notRunning");
+  resend.ms = 30;
+  try {
+    const asks = [];
+    const setTriggerValue = (name, value) => asks.push(value.ask);
+    store({ data: drawn(1), setTriggerValue });
+    store({ data: drawn(null, { "itt.progress": "NEW" }), setTriggerValue });  // the answer
+    await later(100);
+    assert.deepEqual(asks, [1]);
+    store({ data: drawn(2), setTriggerValue });  // answered by a newer drawing that asks again
+    await later(10);
+    assert.deepEqual(asks, [1, 2]);
+  } finally {
+    resend.ms = 10000;
+  }
 });

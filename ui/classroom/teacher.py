@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import logging
+import time
 
 import pandas as pd
 import streamlit as st
@@ -38,6 +39,8 @@ REFRESH_SECONDS = 2.5
 ANONYMIZE = "class.anonymize"
 log = logging.getLogger(__name__)
 REMOVING = "class.removing"  # the pseudonym the teacher asked to remove, waiting for the confirmation
+REMOVED = "class.removed"  # (whether the removal worked, when): its notice stays through the refreshes
+REMOVED_NOTICE_SECONDS = 15  # long enough to be read by a teacher who looked away, and seen by a busy browser
 PROBLEM = "class.teacher_problem"  # the label of a message for the teacher, shown until they act
 
 
@@ -228,9 +231,11 @@ def _live(code: str, secret: str) -> None:
         return
     anonymize = st.toggle(t("class.dash.anonymize"), key=ANONYMIZE)
     st.metric(t("class.dash.learners"), num(len(board.learners)))
-    removed = st.session_state.pop("class.removed", None)
-    if removed is not None:
-        (st.success if removed else st.error)(t("class.remove.done" if removed else "class.store_error"))
+    removed = st.session_state.get(REMOVED)
+    if removed is not None and time.monotonic() - removed[1] < REMOVED_NOTICE_SECONDS:
+        (st.success if removed[0] else st.error)(t("class.remove.done" if removed[0] else "class.store_error"))
+    elif removed is not None:
+        del st.session_state[REMOVED]
     if not board.learners:
         st.info(t("class.dash.none"))
         return
@@ -287,12 +292,12 @@ def _on_remove(pseudonym: str) -> None:
     ss.pop(REMOVING, None)
     try:
         access.store().remove_learner(me.get("code"), me.get("secret"), pseudonym)
-        ss["class.removed"] = True
+        ss[REMOVED] = (True, time.monotonic())
     except C.ClassError:  # NotTeacher or a database that does not answer
-        ss["class.removed"] = False
+        ss[REMOVED] = (False, time.monotonic())
     except Exception as e:
         failure(log, "removing a learner", e)
-        ss["class.removed"] = False
+        ss[REMOVED] = (False, time.monotonic())
 
 
 def _remove(board, anonymize: bool) -> None:
