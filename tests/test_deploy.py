@@ -369,13 +369,24 @@ def test_rendered_config_sends_deep_addresses_to_their_first_part():
 
 
 @contextlib.contextmanager
-def _nginx_in_front(prefix: Path, handler) -> Iterator[int]:
+def _nginx_in_front(prefix: Path, answer) -> Iterator[int]:
     """Debian's nginx with the rendered standalone configuration (written under `prefix`) in front of
-    a stand-in replica whose requests `handler` (an http.server handler class) answers; yields the
+    a stand-in replica that answers every GET with `answer(path)` (bytes, status 200); yields the
     port nginx listens on."""
     import http.server
     import threading
     import time
+
+    class handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            body = answer(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
 
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.access(nginx, os.X_OK):
@@ -409,20 +420,8 @@ def test_nginx_redirects_deep_addresses_and_passes_streamlits_own(tmp_path):
     every request with its path: a deep address gets a 302 to its first part, everything else
     reaches the replica unchanged."""
     import http.client
-    import http.server
 
-    class Echo(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 (http.server's name)
-            body = self.path.encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    with _nginx_in_front(tmp_path, Echo) as front:
+    with _nginx_in_front(tmp_path, lambda path: path.encode()) as front:
         for address, target in DEEP:
             c = http.client.HTTPConnection("127.0.0.1", front, timeout=10)
             c.request("GET", address)
@@ -442,24 +441,12 @@ def test_a_large_answer_read_slowly_arrives_whole_through_nginx(tmp_path):
     as nobody, and Streamlit's plotly chunk (several MB) came to the browser cut off. The standalone
     configuration passes answers on as the browser reads them instead, whatever its folder."""
     import http.client
-    import http.server
     import time
 
     big = bytes(range(256)) * (16 * 1024)  # 4 MB
-
-    class Big(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 (http.server's name)
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(big)))
-            self.end_headers()
-            self.wfile.write(big)
-
-        def log_message(self, *args):
-            pass
-
     private = tmp_path / "private"  # like pytest's own folders: only its owner may enter
     private.mkdir(mode=0o700)
-    with _nginx_in_front(private / "nginx", Big) as front:
+    with _nginx_in_front(private / "nginx", lambda path: big) as front:
         c = http.client.HTTPConnection("127.0.0.1", front, timeout=30)
         c.request("GET", "/static/js/big.js")
         r = c.getresponse()
