@@ -36,11 +36,13 @@ model_mark = follow.inputs_mark(core.model_name())  # sections below that read o
 @st.fragment(key=view.LIVE_SECTION)
 def live() -> None:
     """The chosen head, drawn in the browser (static/views/attention.js): a head move runs nothing
-    here; a layer the browser has not been sent reruns this section and the three below that draw
-    the head (the formula, the mask, flash attention), which follow the head in the browser."""
+    here; a layer the browser has not been sent reruns this section and the sections below that draw
+    the layer (the formula, the mask, flash attention, bertviz when open), which follow the head in
+    the browser; a layer already sent while bertviz draws another reruns bertviz alone."""
     layer, head = view.chosen_head(cap.n_layers, cap.n_heads)
     view.heatmap_cut(cap)
-    browser.view("attention", view.LAYER_KEY, view.live_data(cap, layer, head), on_layer_change=view.take_layer)
+    browser.view("attention", view.LAYER_KEY, view.live_data(cap, layer, head), on_layer_change=view.take_layer,
+                 on_bertviz_change=view.take_bertviz_layer)
     lesson.show(text, "patterns")
 
 
@@ -56,17 +58,16 @@ def overview() -> None:
             view.overview(cap, compute.patterns(core.model_name(), cap.text, DEFAULT_MAX_TOKENS))
 
 
-@st.fragment(key="attention.bertviz")
+@st.fragment(key=view.BERTVIZ_SECTION)
 def bertviz() -> None:
-    layer = view.selected(lm, cap)[0]
     st.subheader(t("attention.bertviz.header"))
     lesson.show(text, "bertviz", n_layers=num(info.n_layers), n_heads=num(info.n_heads), tokens=num(SIZE_TOKENS),
                 megabytes=num(weights_bytes(info.n_layers, info.n_heads, SIZE_TOKENS) / 1e6, 0))
-    # On demand: its page reloads at each layer move (two thirds of a layer move in the browser).
-    if st.toggle(t("attention.bertviz.show"), key="attention.bertviz_on", help=t("attention.bertviz.show_help")):
-        with follow.following("attention.layer", str(layer), key="attention.bertviz_box",
-                              on_stale=lambda: view.set_chosen(follow.stale_value("attention.bertviz_box"))):
-            view.bertviz_section(core.model_name(), cap, layer)
+    # On demand: its page reloads at each layer move (two thirds of a layer move in the browser). The
+    # switch carries the layer the browser shows; a later layer move reruns this section
+    # (the live view's triggers: view.take_layer, view.take_bertviz_layer).
+    if view.bertviz_switch():
+        view.bertviz_section(core.model_name(), cap, view.selected(lm, cap)[0])
 
 
 # The formula, the unmasked heatmap and flash attention draw the chosen head in the browser

@@ -18,6 +18,7 @@ from lib.lessons.bertviz_view import as_document, head_view_html
 from lib.model.capture import run_capture
 from lib.serving.payload import unpack_u16
 from ui.lessons.attention import compute, figures
+from ui.lessons.attention import sections as view
 from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model, chart_keys, view_data
 
 PAGE = "pages/05_attention.py"
@@ -109,6 +110,21 @@ def choose(at, layer: int | None = None, head: int | None = None) -> None:
         at.session_state["attention.layer"] = layer
     if head is not None:
         at.session_state["attention.head"] = head
+    at.run()
+
+
+def open_bertviz(at, chosen: dict | None = None) -> None:
+    """What bertviz's switch does with the layer the browser carries (`chosen`: the page store's
+    "attention.chosen"), then the run its press starts. AppTest cannot press a browser view's button;
+    tests/e2e/test_attention.py presses it in Chromium."""
+    state = {view.BERTVIZ_SWITCH: {"click": {"attention.chosen": chosen}},
+             view.BERTVIZ_ON: at.session_state[view.BERTVIZ_ON] if view.BERTVIZ_ON in at.session_state else False}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(view.st, "session_state", state)
+        view._switch_bertviz()
+    for key in (view.BERTVIZ_ON, "attention.layer", "attention.head"):
+        if key in state:
+            at.session_state[key] = state[key]
     at.run()
 
 
@@ -251,8 +267,7 @@ def test_bad_text_gets_a_message_not_a_traceback(lang, text, expect):
         assert heads(at) is None and len(at.get("iframe")) == 0
         return
     # bertviz too, once opened (its head view; the model view is built when its tab opens).
-    at.toggle(key="attention.bertviz_on").set_value(True)
-    at.run()
+    open_bertviz(at)
     assert not at.exception, at.exception
     assert heads(at) is not None and len(at.get("iframe")) == 1
     if expect == "attention.pattern.one_token":
@@ -296,8 +311,7 @@ def test_gpt2_family_has_no_gqa_and_uses_c_proj(tiny_gpt2, monkeypatch):
                                         layer=str(formula["layer"]))
     assert all(h["ok"] for h in formula["heads"])
     assert {m.label: m.value for m in at.metric}[labels["attention.gqa.saving"]].startswith("1")
-    at.toggle(key="attention.bertviz_on").set_value(True)
-    at.run()
+    open_bertviz(at)
     assert not at.exception, at.exception
     assert len(at.get("iframe")) == 1
 
@@ -320,9 +334,9 @@ def test_bertviz_opens_on_demand_and_builds_only_the_open_view(real, example):
     at = start("en", PAGE)
     labels = i18n.ui("en")
     layer = chosen(at)[0]
-    assert at.toggle(key="attention.bertviz_on").value is False and len(at.get("iframe")) == 0
-    at.toggle(key="attention.bertviz_on").set_value(True)
-    at.run()
+    assert not at.session_state[view.BERTVIZ_ON] if view.BERTVIZ_ON in at.session_state else True
+    assert len(at.get("iframe")) == 0
+    open_bertviz(at)
     assert not at.exception, at.exception
     (head_view,) = at.get("iframe")  # the head view alone, of the chosen layer (oracle: bertviz on a fresh capture)
     n = min(example.n_tokens, 48)  # BERTVIZ_HEAD_TOKENS
@@ -351,8 +365,7 @@ def test_a_new_layer_redraws_every_section_that_draws_the_head(real, example, be
     at = start("en", PAGE, text=i18n.ui("en")["text.example"])
     labels = i18n.ui("en")
     if bertviz_open:
-        at.toggle(key="attention.bertviz_on").set_value(True)
-        at.run()
+        open_bertviz(at)
     assert chosen(at)[0] != 3
     choose(at, 3)
     assert not at.exception, at.exception
@@ -372,8 +385,7 @@ def test_a_new_head_redraws_the_head_sections_and_leaves_bertviz_as_it_was(real)
     three sections that draw it in the browser were sent the same data (they follow the head there)."""
     at = start("en", PAGE)
     labels = i18n.ui("en")
-    at.toggle(key="attention.bertviz_on").set_value(True)
-    at.run()
+    open_bertviz(at)
     layer = chosen(at)[0]
     (before,) = at.get("iframe")
     sent = {p: steps(at, p) for p in ("formula", "mask", "flash")}
@@ -384,3 +396,20 @@ def test_a_new_head_redraws_the_head_sections_and_leaves_bertviz_as_it_was(real)
     assert steps(at, "mask")["labels"]["title"] == labels["attention.unmasked.title"]  # filled in the browser
     (after,) = at.get("iframe")
     assert after.proto.srcdoc == before.proto.srcdoc and "bertviz" in after.proto.srcdoc
+
+
+def test_bertviz_opens_on_the_layer_the_browser_shows_and_closes(real):
+    """A layer already sent is chosen in the browser without telling the server; bertviz's switch
+    carries it, so bertviz opens on that layer, not the one the server drew last; pressed again, it
+    closes."""
+    at = start("en", PAGE)
+    labels = i18n.ui("en")
+    shown = (chosen(at)[0] + 2) % real.info.n_layers
+    open_bertviz(at, chosen={"layer": shown, "head": 1})
+    assert not at.exception, at.exception
+    assert at.session_state[view.BERTVIZ_ON] is True and chosen(at)[0] == shown
+    assert any(c.value.startswith(prefix(i18n.fill(labels["attention.bertviz.head_cap"], layer=str(shown))))
+               for c in at.caption)
+    assert len(at.get("iframe")) == 1
+    open_bertviz(at, chosen={"layer": shown, "head": 1})
+    assert at.session_state[view.BERTVIZ_ON] is False and len(at.get("iframe")) == 0

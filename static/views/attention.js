@@ -5,8 +5,9 @@
 // This view publishes the chosen layer and head in the page store ("attention.chosen"). The
 // sections further down that draw the head (the formula, the mask, flash attention:
 // attention_steps.js) follow it there, in the browser, from every head of the layer sent once;
-// a layer not sent yet reruns them with this section (ui/lessons/attention/sections.py take_layer). bertviz
-// follows the layer through ui/views/follow.py (its page is the server's).
+// a layer not sent yet reruns them with this section (ui/lessons/attention/sections.py take_layer),
+// and bertviz with them while it is open. bertviz's page is built on the server: a layer already
+// sent, while bertviz's head view draws another, asks for bertviz's section alone ("bertviz").
 import {
   cellCanvas, chartBox, clearView, keepFocus, el, fill, formatNumber, hoverTip, perFrame, plotly, slider, store, unpackU16,
 } from "./common.js";
@@ -84,14 +85,18 @@ function scoresTable(box, headData, data) {
   box.replaceChildren(t);
 }
 
-/** Tell the sections that follow the chosen head (ui/views/follow.py's protocol on the window). */
+/** Tell the sections that follow the chosen head, through the page store. */
 function publish(layer, head) {
   // Merged: the object also holds flash attention's tile size (attention_steps.js), for a share link.
   store().set("attention.chosen", Object.assign({}, store().get("attention.chosen", {}), { layer, head }));
-  const seen = window.__ittFollow || (window.__ittFollow = {});
-  seen["attention.layer"] = String(layer);
-  seen["attention.head"] = `${layer}:${head}`;
-  window.dispatchEvent(new Event("itt-follow"));
+}
+
+/** The layer bertviz's head view draws, from its section's key (ui/lessons/attention/sections.py
+ * bertviz_section: "attention.bertviz_head_<layer>"), or null while it is closed. */
+export function bertvizLayer(doc) {
+  const box = doc.querySelector('[class*="st-key-attention-bertviz_head_"]');
+  const m = box && /(?:^|\s)st-key-attention-bertviz_head_(\d+)(?:\s|$)/.exec(box.className);
+  return m ? Number(m[1]) : null;
 }
 
 function build(root, data, component) {
@@ -201,6 +206,9 @@ function build(root, data, component) {
     if (!layers.has(layer)) {
       publish(layer, head);
       component.setTriggerValue("layer", { layer, head });
+    } else {
+      const shown = bertvizLayer(document);
+      if (shown !== null && shown !== layer) component.setTriggerValue("bertviz", layer);
     }
   });
   publish(layer, head);

@@ -154,9 +154,9 @@ def test_attention_lesson_with_bertviz_views_open_passes_axe(page, app_url):
     _need_axe()
     it = i18n.ui("it")
     goto(page, f"{app_url}/attention?lang=it", timeout=SERVER_WARM_TIMEOUT_MS)
-    toggle = page.locator(".st-key-attention-bertviz_on")
+    toggle = page.locator(".st-key-attention-bertviz_switch").get_by_role("button", name=it["attention.bertviz.show"])
     toggle.scroll_into_view_if_needed()
-    click(page, toggle.get_by_text(it["attention.bertviz.show"]))
+    click(page, toggle)
     found = {}
     for view, ready in (("head", "#vis svg text"), ("model", "#vis svg")):
         if view == "model":

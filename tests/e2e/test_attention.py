@@ -149,9 +149,11 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     # bertviz opens on demand. Its head view draws the chosen layer from the vendored JavaScript
     # (anything from a CDN would be blocked and fail the test), with the tag shown as a token, not parsed.
     assert page.locator('iframe[title="st.iframe"]').count() == 0
-    bertviz_on = page.locator(".st-key-attention-bertviz_on")
+    bertviz_on = page.locator(".st-key-attention-bertviz_switch").get_by_role("button", name=en["attention.bertviz.show"])
     bertviz_on.scroll_into_view_if_needed()
-    click(page, bertviz_on.get_by_text(en["attention.bertviz.show"]))
+    expect(bertviz_on).to_have_attribute("aria-pressed", "false")
+    click(page, bertviz_on)
+    expect(bertviz_on).to_have_attribute("aria-pressed", "true", timeout=APP_TIMEOUT_MS)
     frames = page.frame_locator('iframe[title="st.iframe"]')
     head_view = frames.first
     page.locator('iframe[title="st.iframe"]').first.scroll_into_view_if_needed()
@@ -169,8 +171,8 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     expect(head).to_have_value("6")
     expect(heatmap.get_by_text(i18n.fill(title, layer="2", head="6"))).to_be_visible(timeout=APP_TIMEOUT_MS)
     assert frame.evaluate("f => f.contentWindow.ittKept") == "yes"
-    # A layer not sent yet is asked of the server (the view's section alone); bertviz, in sight,
-    # follows it (ui/views/follow.py).
+    # A layer not sent yet is asked of the server: the view's section and the sections that draw the
+    # layer, bertviz's among them, in one run.
     layer = heatmap.get_by_role("slider", name=en["attention.layer"])
     layer.focus()
     layer.press("ArrowRight")
@@ -182,6 +184,12 @@ def test_pick_a_head_and_see_heatmap_and_bertviz(page, app_url):
     page.locator('iframe[title="st.iframe"]').first.scroll_into_view_if_needed()
     expect(page.frame_locator('iframe[title="st.iframe"]').first.locator("#layer")).to_have_value(
         "3", timeout=APP_TIMEOUT_MS)
+    # Back to layer 2, already sent: the view draws it at once and asks for bertviz's section alone.
+    layer.focus()
+    layer.press("ArrowLeft")
+    expect(heatmap.get_by_text(i18n.fill(title, layer="2", head="6"))).to_be_visible(timeout=APP_TIMEOUT_MS)
+    expect(page.frame_locator('iframe[title="st.iframe"]').first.locator("#layer")).to_have_value(
+        "2", timeout=APP_TIMEOUT_MS)
 
     # The model view, in its tab (built when the tab opens, in place of the head view).
     click(page, page.get_by_role("tab", name=en["attention.bertviz.model_tab"]))

@@ -97,9 +97,9 @@ def test_bertviz_shows_every_token_in_the_middle_of_a_full_width_frame(page, app
 
     page.set_viewport_size({"width": 1400, "height": 900})
     axe.visit(page, axe.pages().index("attention"), SERVER_WARM_TIMEOUT_MS)
-    toggle = page.locator(".st-key-attention-bertviz_on")
+    toggle = page.locator(".st-key-attention-bertviz_switch").get_by_role("button", name=it["attention.bertviz.show"])
     toggle.scroll_into_view_if_needed()
-    click(page, toggle.get_by_text(it["attention.bertviz.show"]))
+    click(page, toggle)
     frame_el = page.locator('iframe[title="st.iframe"]').first
     expect(frame_el).to_be_attached(timeout=APP_TIMEOUT_MS)
     for name, (width, height) in SIZES.items():

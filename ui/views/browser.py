@@ -77,11 +77,13 @@ def view(name: str, key: str, data: dict, where=None, **callbacks):
         return _component(key=key, data=payload, **callbacks)
 
 
-def action(key: str, label: str, reads: list[str], primary: bool = False) -> dict | None:
+def action(key: str, label: str, reads: list[str], primary: bool = False, pressed: bool | None = None,
+           help: str = "", on_click=_noop) -> dict | None:
     """A button that sends the page store's values named in `reads`; those values on the run its
-    click starts, else None."""
+    click starts, else None. With `pressed` (True/False) it is a toggle button (aria-pressed);
+    `help` is its description; `on_click` runs before that run (the values: st.session_state[key].click)."""
     data = {"label": label, "reads": reads, "testid": key, "primary": primary, "view": "action", "base": BASE,
-            "version": version()}
-    result = _component(key=key, data=data, on_click_change=_noop)
+            "version": version(), "pressed": pressed, "help": help}
+    result = _component(key=key, data=data, on_click_change=on_click)
     value = getattr(result, "click", None)
     return value if isinstance(value, dict) else None

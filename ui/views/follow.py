@@ -1,20 +1,13 @@
-"""Sections that follow a choice made higher up the page, brought up to date when the learner reaches them.
+"""Sections far below the first screen, computed when the learner reaches them.
 
-On the attention lesson the layer and head sliders sit at the top, and bertviz further down draws
-the chosen layer (the formula's steps, the unmasked heatmap and flash attention follow the head in
-the browser: static/views/attention_steps.js). A slider callback that reran such sections cost two
-script runs per move (the callback's own, empty, then the sections'), and each run redraws the
-whole page in the browser; the sections far below were redrawn for a learner who could not see them.
+A section runs inside `following(...)` with what it drew: a small inline component (Streamlit
+components v2, no iframe) that, when its section is on screen or within 600 px of it, compares that
+with the page's current choice (`publish`ed by another section) and, if they differ, reruns that
+section (a trigger value: the section it sits in reruns, as for any widget), once no script runs.
+A full run draws every section afresh, so they all agree after one.
 
-Now the slider reruns only its own section, which `publish`es the choice to the page. Each section
-that depends on it runs inside `following(...)` with what it drew: a small inline component (Streamlit
-components v2, no iframe) that, when its section is on screen or within 600 px of it, compares the
-two and, if they differ, reruns that section (a trigger value: the section it sits in reruns, as
-for any widget), once no script runs. A full run draws every section afresh, so they all agree
-after one.
-
-The same follower also lets a section far below the first screen be *computed*, not only drawn,
-when the learner reaches it (`when_reached`): until then it draws a short notice in its place and
+It lets a section far below the first screen be *computed*, not only drawn, when the learner
+reaches it (`when_reached`): until then it draws a short notice in its place and
 tells the follower it drew nothing, so the follower asks for its section's rerun once it is in
 sight, and the callback marks the section reached for the inputs it reads (model and text). A
 lesson visit then costs the server its first screen; the logit lens, the residual stream's

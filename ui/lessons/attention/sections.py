@@ -35,10 +35,13 @@ BERTVIZ_MODEL_TOKENS = 24
 BERTVIZ_MODEL_LAYERS = 4
 
 
-# The page's section that holds the layer and head sliders (pages/05_attention.py): a slider move
-# reruns it alone, in one script run; the sections further down that draw the chosen head follow
-# when the learner reaches them (ui/views/follow.py).
+# The page's section that holds the layer and head sliders (pages/05_attention.py): its browser view
+# answers a head move and a layer already sent; a layer not sent yet reruns it with the sections
+# below that draw the chosen layer (`take_layer`), bertviz's among them while it is open.
 LIVE_SECTION = "attention.live"
+BERTVIZ_SECTION = "attention.bertviz"
+BERTVIZ_ON = "attention.bertviz_on"  # whether bertviz's views are open (its switch: `bertviz_switch`)
+BERTVIZ_SWITCH = "attention.bertviz_switch"
 
 
 def selected(lm, cap: Capture) -> tuple[int, int, float]:
@@ -57,7 +60,43 @@ def take_layer() -> None:
     value = (st.session_state.get(LAYER_KEY) or {}).get("layer")
     if isinstance(value, dict):
         set_chosen(f"{value.get('layer')}:{value.get('head')}")
-        st.rerun([LIVE_SECTION, *STEP_SECTIONS])  # one run: the live view and the sections below get the layer
+        st.rerun(layer_sections())  # one run: the live view and the sections below get the layer
+
+
+def layer_sections() -> list[str]:
+    """The sections a new layer reruns: the live view, the formula, the mask, flash attention, and
+    bertviz while it is open."""
+    return [LIVE_SECTION, *STEP_SECTIONS] + ([BERTVIZ_SECTION] if st.session_state.get(BERTVIZ_ON) else [])
+
+
+def take_bertviz_layer() -> None:
+    """The view's trigger for a layer already sent while bertviz's head view draws another: bertviz
+    alone reruns (its page is built on the server), for that layer."""
+    value = (st.session_state.get(LAYER_KEY) or {}).get("bertviz")
+    if isinstance(value, int) and not isinstance(value, bool):
+        set_chosen(str(value))
+        st.rerun(BERTVIZ_SECTION)
+
+
+def _switch_bertviz() -> None:
+    """bertviz's switch was pressed: open or close its views, on the layer the browser shows now
+    (the page store's, which a layer already sent changed without telling the server)."""
+    values = (st.session_state.get(BERTVIZ_SWITCH) or {}).get("click")
+    if not isinstance(values, dict):
+        return
+    st.session_state[BERTVIZ_ON] = not st.session_state.get(BERTVIZ_ON, False)
+    chosen = values.get("attention.chosen")
+    if isinstance(chosen, dict) and isinstance(chosen.get("layer"), int):
+        set_chosen(f"{chosen['layer']}:{chosen.get('head', 0)}")
+
+
+def bertviz_switch() -> bool:
+    """bertviz's switch (a toggle button that carries the browser's chosen layer to the server):
+    whether its views are open."""
+    browser.action(BERTVIZ_SWITCH, t("attention.bertviz.show"), ["attention.chosen"],
+                   pressed=bool(st.session_state.get(BERTVIZ_ON)), help=t("attention.bertviz.show_help"),
+                   on_click=_switch_bertviz)
+    return bool(st.session_state.get(BERTVIZ_ON))
 
 
 def set_chosen(value) -> None:
@@ -123,7 +162,7 @@ def open_clicked_head() -> None:
             for taken in ("attention.block", "attention.dh"):  # a link's, already taken by the flash and scaling views
                 st.session_state.pop(taken, None)
             # The click is in the overview's own section: rerun the live view's and the head's sections.
-            st.rerun([LIVE_SECTION, *STEP_SECTIONS])
+            st.rerun(layer_sections())
 
 
 # The page's sections further down that draw the chosen head (the formula's steps, the unmasked
@@ -296,7 +335,9 @@ def bertviz_section(model_name: str, cap: Capture, layer: int) -> None:
     tabs = st.tabs([t("attention.bertviz.head_tab"), t("attention.bertviz.model_tab")], key="attention.bertviz_tab",
                    on_change="rerun")
     if tabs[0].open:
-        with tabs[0]:
+        # The container's key names the layer drawn: the live view (static/views/attention.js) asks
+        # for bertviz's rerun when the learner shows another layer it was already sent.
+        with tabs[0], st.container(key=f"attention.bertviz_head_{layer}"):
             n = min(cap.n_tokens, BERTVIZ_HEAD_TOKENS)
             st.caption(t("attention.bertviz.head_cap", layer=num(layer), n=num(n), total=num(cap.n_tokens)))
             view = bertviz(model_name, cap.text, core.cut(cap), "head", (layer,), n)
