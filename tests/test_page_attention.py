@@ -407,7 +407,7 @@ def test_bertviz_opens_on_the_layer_the_browser_shows_and_closes(real):
     shown = (chosen(at)[0] + 2) % real.info.n_layers
     open_bertviz(at, chosen={"layer": shown, "head": 1})
     assert not at.exception, at.exception
-    assert at.session_state[view.BERTVIZ_ON] is True and chosen(at)[0] == shown
+    assert at.session_state[view.BERTVIZ_ON] is True and chosen(at) == (shown, 1)
     assert any(c.value.startswith(prefix(i18n.fill(labels["attention.bertviz.head_cap"], layer=str(shown))))
                for c in at.caption)
     assert len(at.get("iframe")) == 1

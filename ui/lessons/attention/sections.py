@@ -87,7 +87,8 @@ def _switch_bertviz() -> None:
     st.session_state[BERTVIZ_ON] = not st.session_state.get(BERTVIZ_ON, False)
     chosen = values.get("attention.chosen")
     if isinstance(chosen, dict) and isinstance(chosen.get("layer"), int):
-        set_chosen(f"{chosen['layer']}:{chosen.get('head', 0)}")
+        head = chosen.get("head")
+        set_chosen(f"{chosen['layer']}:{head}" if isinstance(head, int) else str(chosen["layer"]))
 
 
 def bertviz_switch() -> bool:
