@@ -18,7 +18,6 @@ Playwright; the app never loads it.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -140,21 +139,3 @@ def nav_first() -> str:
 
 def vendored() -> bool:
     return Path(AXE).is_file() and AXE.stat().st_size > 0
-
-
-def need_axe() -> None:
-    """In a test: fail under CI=true, else skip, when axe-core is not vendored."""
-    import pytest
-
-    if not vendored():
-        reason = "static/vendor/axe.min.js is missing: run scripts/vendor_js.sh (needs npm)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
-
-
-def serious(found: dict[str, list[dict]]) -> list[str]:
-    """Every critical or serious violation in `found` ({visit: axe's violations}), one line each."""
-    return [f"{visit}: {v['rule']} ({v['impact']}) {n['target']}: {n['summary']}"
-            for visit, listed in found.items() for v in listed if v["impact"] in ("critical", "serious")
-            for n in v["nodes"]]
