@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import MutableMapping
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 TIMEOUT = 240
@@ -28,6 +30,42 @@ def start(lang: str, page: str | None = None, text: str | None = None) -> AppTes
         at.run()
     assert not at.exception, at.exception
     return at
+
+
+class _Pressed(MutableMapping):
+    """AppTest's session state as a server callback sees it after a press in the browser: the
+    values the browser sends (`sent`, e.g. a button's click) read first, every write kept in AppTest."""
+
+    def __init__(self, at: AppTest, sent: dict):
+        self.at, self.sent = at, sent
+
+    def __getitem__(self, key):
+        return self.sent[key] if key in self.sent else self.at.session_state[key]
+
+    def __setitem__(self, key, value):
+        self.at.session_state[key] = value
+
+    def __delitem__(self, key):
+        del self.at.session_state[key]
+
+    def __contains__(self, key):
+        return key in self.sent or key in self.at.session_state
+
+    def __iter__(self):
+        return iter(set(self.sent) | set(self.at.session_state))
+
+    def __len__(self):
+        return len(set(self))
+
+
+def press(at: AppTest, module, callback, *args, sent: dict | None = None) -> None:
+    """What a browser view's button does on the server, then the run its press starts: `callback`
+    (a function of `module`, a page's sections) runs against AppTest's session state, with what
+    the browser sends (`sent`) on top. AppTest cannot press a browser view's button; tests/e2e do."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(module.st, "session_state", _Pressed(at, sent or {}))
+        callback(*args)
+    at.run()
 
 
 def page_text(at: AppTest) -> str:

@@ -19,7 +19,7 @@ from lib.model.capture import run_capture
 from lib.serving.payload import unpack_u16
 from ui.lessons.attention import compute, figures
 from ui.lessons.attention import sections as view
-from tests.apptest import page_text, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model, chart_keys, view_data
+from tests.apptest import page_text, press, start, find_chart as chart, plotly_array, label_prefix as prefix, switch_model, chart_keys, view_data
 
 PAGE = "pages/05_attention.py"
 LONG_TEXT = "parola " * 7200  # the same text as tests/test_pages.py: one cached 512-token capture
@@ -114,18 +114,9 @@ def choose(at, layer: int | None = None, head: int | None = None) -> None:
 
 
 def open_bertviz(at, chosen: dict | None = None) -> None:
-    """What bertviz's switch does with the layer the browser carries (`chosen`: the page store's
-    "attention.chosen"), then the run its press starts. AppTest cannot press a browser view's button;
-    tests/e2e/test_attention.py presses it in Chromium."""
-    state = {view.BERTVIZ_SWITCH: {"click": {"attention.chosen": chosen}},
-             view.BERTVIZ_ON: at.session_state[view.BERTVIZ_ON] if view.BERTVIZ_ON in at.session_state else False}
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(view.st, "session_state", state)
-        view._switch_bertviz()
-    for key in (view.BERTVIZ_ON, "attention.layer", "attention.head"):
-        if key in state:
-            at.session_state[key] = state[key]
-    at.run()
+    """bertviz's switch pressed with the layer the browser carries (`chosen`: the page store's
+    "attention.chosen"); tests/e2e/test_attention.py presses it in Chromium."""
+    press(at, view, view._switch_bertviz, sent={view.BERTVIZ_SWITCH: {"click": {"attention.chosen": chosen}}})
 
 
 @pytest.fixture(scope="module")

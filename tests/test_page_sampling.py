@@ -17,7 +17,7 @@ from lib.lessons.sampling import filter_steps, logit_cost
 from lib.model.capture import run_capture
 from lib.model.tokens import readable_tokens
 from lib.serving.payload import unpack_u16
-from tests.apptest import page_text, start, chart, label_prefix as prefix, view_data
+from tests.apptest import page_text, press, start, chart, label_prefix as prefix, view_data
 
 PAGE = "pages/07_sampling.py"
 
@@ -30,16 +30,13 @@ def sent(at) -> dict:
 
 
 def press_generate(at, settings: dict | None = None) -> None:
-    """What the "Generate" button does with the settings the browser carries, then the run its press
-    starts. AppTest cannot press a browser view's button; tests/e2e/test_sampling.py presses it in
-    Chromium."""
+    """The "Generate" button pressed with the settings the browser carries; tests/e2e/test_sampling.py
+    presses it in Chromium."""
     from ui.lessons.sampling import sections as sampling
 
     browser = {"temperature": 1.0, "top_k": 50, "top_p": 0.9, "seed": 0} | (settings or {})
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(sampling.st, "session_state", at.session_state)
-        sampling.request_generation(at.session_state["app.model"], at.session_state["app.text"], 64, browser)
-    at.run()
+    press(at, sampling, sampling.request_generation, at.session_state["app.model"], at.session_state["app.text"],
+          64, browser)
 
 
 def metric(at, label_key: str, lang: str = "en") -> str:

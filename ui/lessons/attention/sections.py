@@ -59,7 +59,7 @@ def take_layer() -> None:
     """The view's trigger: a layer the browser has not been sent, with the head chosen there."""
     value = (st.session_state.get(LAYER_KEY) or {}).get("layer")
     if isinstance(value, dict):
-        set_chosen(f"{value.get('layer')}:{value.get('head')}")
+        set_chosen(value)
         st.rerun(layer_sections())  # one run: the live view and the sections below get the layer
 
 
@@ -73,8 +73,8 @@ def take_bertviz_layer() -> None:
     """The view's trigger for a layer already sent while bertviz's head view draws another: bertviz
     alone reruns (its page is built on the server), for that layer."""
     value = (st.session_state.get(LAYER_KEY) or {}).get("bertviz")
-    if isinstance(value, int) and not isinstance(value, bool):
-        set_chosen(str(value))
+    if _count(value):
+        set_chosen({"layer": value})
         st.rerun(BERTVIZ_SECTION)
 
 
@@ -85,10 +85,7 @@ def _switch_bertviz() -> None:
     if not isinstance(values, dict):
         return
     st.session_state[BERTVIZ_ON] = not st.session_state.get(BERTVIZ_ON, False)
-    chosen = values.get("attention.chosen")
-    if isinstance(chosen, dict) and isinstance(chosen.get("layer"), int):
-        head = chosen.get("head")
-        set_chosen(f"{chosen['layer']}:{head}" if isinstance(head, int) else str(chosen["layer"]))
+    set_chosen(values.get("attention.chosen"))
 
 
 def bertviz_switch() -> bool:
@@ -100,16 +97,20 @@ def bertviz_switch() -> bool:
     return bool(st.session_state.get(BERTVIZ_ON))
 
 
-def set_chosen(value) -> None:
-    """The layer and head the browser chose, as it publishes them ("layer:head" or "layer")."""
-    if not isinstance(value, str):
+def _count(value) -> bool:
+    """A whole number from the browser that can be a layer or a head (not a bool, not negative)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def set_chosen(chosen) -> None:
+    """The layer and head the browser chose, as its views send them: {"layer": 3, "head": 1}, the
+    head optional. Anything else (no layer, a layer that is not a whole number) changes nothing; a
+    head that is not a whole number is left as the server knew it."""
+    if not isinstance(chosen, dict) or not _count(chosen.get("layer")):
         return
-    parts = value.split(":")
-    if not all(p.isdigit() for p in parts) or len(parts) > 2:
-        return
-    st.session_state["attention.layer"] = int(parts[0])
-    if len(parts) == 2:
-        st.session_state["attention.head"] = int(parts[1])
+    st.session_state["attention.layer"] = chosen["layer"]
+    if _count(chosen.get("head")):
+        st.session_state["attention.head"] = chosen["head"]
 
 
 def chosen_head(n_layers: int, n_heads: int) -> tuple[int, int]:
