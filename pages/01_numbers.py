@@ -74,7 +74,7 @@ cap = core.capture()
 @st.fragment
 def glimpse() -> None:
     """bertviz's head view of one layer: the slider reruns this section alone. One layer at a time,
-    by measure: every layer at once is up to 2.8 MB at 40 tokens, one layer under 0.1 MB (docs/architecture.md)."""
+    by measure: every layer at once is up to 2.8 MB at 40 tokens, one layer about 0.11 MB (docs/architecture.md)."""
     # The default goes through session state (a share link may have set it): no value= as well.
     st.session_state.setdefault("numbers.layer", min(info.n_layers // 2, info.n_layers - 1))
     layer = st.slider(t("numbers.layer"), 0, info.n_layers - 1, key="numbers.layer")
