@@ -132,6 +132,41 @@ test("scaleColour reads plotly.py's rgb(r, g, b) stops as it reads #rrggbb ones"
   assert.deepEqual(scaleColour(rgb, 0.05), [141, 12, 37]);
 });
 
+test("packedPixel: a colour as the 32-bit pixel a canvas's image holds (its RGBA bytes in order)", async () => {
+  const { packedPixel } = await import("../../static/views/common.js");
+  const bytes = (p) => [...new Uint8Array(Uint32Array.of(p).buffer)];
+  assert.deepEqual(bytes(packedPixel([1, 2, 3])), [1, 2, 3, 255]);
+  assert.deepEqual(bytes(packedPixel("#67001f")), [103, 0, 31, 255]);
+  assert.deepEqual(bytes(packedPixel([255, 255, 255])), [255, 255, 255, 255]);
+});
+
+test("fillCells: each cell its colour over its box, the gap and a hidden cell left as the background", async () => {
+  const { fillCells, packedPixel } = await import("../../static/views/common.js");
+  const black = [0, 0, 0];
+  const grey = (v) => [Math.round(v * 255), Math.round(v * 255), Math.round(v * 255)];
+  // 2 x 2 cells, row 0 at the top, in 4 x 4 CSS pixels drawn at 2 device pixels each: 8 x 8 pixels.
+  const geo = { xr: [-0.5, 1.5], yr: [1.5, -0.5], w: 4, h: 4, gap: 0 };
+  const px = fillCells(new Uint32Array(64), 8, 8, [[0, 1], [null, 0.2]], geo, 2, grey, "#ffffff");
+  const at = (x, y) => px[y * 8 + x];
+  assert.equal(at(0, 0), packedPixel(black));          // row 0, column 0: value 0
+  assert.equal(at(3, 3), packedPixel(black));
+  assert.equal(at(4, 0), packedPixel([255, 255, 255])); // row 0, column 1: value 1
+  assert.equal(at(0, 4), packedPixel("#ffffff"));       // row 1, column 0: hidden, the background
+  assert.equal(at(7, 7), packedPixel(grey(0.2)));       // row 1, column 1
+  // A gap of 1 CSS pixel: half a pixel each side of a cell, one device pixel, stays background.
+  const gapped = fillCells(new Uint32Array(64), 8, 8, [[0, 0], [0, 0]], { ...geo, gap: 1 }, 2, grey, "#ffffff");
+  assert.equal(gapped[0], packedPixel("#ffffff"));
+  assert.equal(gapped[1 * 8 + 1], packedPixel(black));
+  assert.equal(gapped[3 * 8 + 3], packedPixel("#ffffff"));
+});
+
+test("colourScale(scale)(v) is scaleColour(scale, v)", async () => {
+  const { colourScale, scaleColour } = await import("../../static/views/common.js");
+  const scale = [[0.0, "rgb(103,0,31)"], [0.1, "rgb(178,24,43)"], [0.5, "#f7f7f7"], [1.0, "rgb(5, 48, 97)"]];
+  const of = colourScale(scale);
+  for (let v = -0.1; v <= 1.1; v += 0.01) assert.deepEqual(of(v), scaleColour(scale, v));
+});
+
 test("cellBox: cell (i, j) of an n x n heatmap, y reversed (row 0 at the top), less the gap", async () => {
   const { cellBox } = await import("../../static/views/common.js");
   const n = 4;
