@@ -8,9 +8,9 @@ the browser; the others through the class store, as the page's join does. On the
 coloured text or formula made of them, no request to that host, no dialog; and the CSV the teacher
 downloads has a byte order mark and holds them as text.
 
-The same on PostgreSQL with two replicas of the app sharing it (the learner on one, the teacher on
-the other), as a class behind nginx runs; skipped only where PostgreSQL is not installed and CI is
-not set (tests/ci.py).
+The same with a server of the app on PostgreSQL, the store a class behind nginx shares (the learner
+and the teacher on that server; replicas sharing one database are e2e/test_replicas.py's and
+test_compose.py's); skipped only where PostgreSQL is not installed and CI is not set (tests/ci.py).
 """
 
 from __future__ import annotations
@@ -56,14 +56,14 @@ def _no_markup_of_them(pg) -> None:
 
 
 @pytest.fixture(scope="module")
-def two_replicas(postgres):
-    """(database URL, replica 1, replica 2): two servers of the app on one new PostgreSQL database."""
+def on_postgres(postgres):
+    """(database URL, server URL): a server of the app on one new PostgreSQL database."""
     url = postgres.new_database()
     before = os.environ.get(DATABASE_ENV)
-    os.environ[DATABASE_ENV] = url  # the servers inherit the environment
+    os.environ[DATABASE_ENV] = url  # the server inherits the environment
     try:
-        with serve(REPO / "app.py") as one, serve(REPO / "app.py") as two:
-            yield url, one, two
+        with serve(REPO / "app.py") as server:
+            yield url, server
     finally:
         if before is None:
             os.environ.pop(DATABASE_ENV, None)
@@ -79,8 +79,9 @@ def test_hostile_pseudonyms_are_text_on_the_teachers_dashboard_and_in_the_csv(br
     if where == "sqlite":  # one server on the app's own database (the server inherits the environment)
         learner_url = teacher_url = request.getfixturevalue("app_url")
         store = ClassStore.from_env()
-    else:  # the learner on one replica, the teacher on the other, one PostgreSQL database
-        database, learner_url, teacher_url = request.getfixturevalue("two_replicas")
+    else:  # a server on a PostgreSQL database
+        database, learner_url = request.getfixturevalue("on_postgres")
+        teacher_url = learner_url
         store = ClassStore(database)
     created = store.create_class("Hostile")
     dialogs: list[str] = []
