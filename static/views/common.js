@@ -293,8 +293,8 @@ export function viewBox(parent, cls, view) {
   return box;
 }
 
-/** The view's host in `root`, emptied (made the first time): Streamlit keeps the component's
- * stylesheet (views.css) in another child of `root`, which must stay. */
+/** The view's host in `root`, emptied (made the first time): other children of `root` are
+ * Streamlit's and must stay. */
 export function viewHost(root) {
   const host = root.querySelector(":scope > .itt-host") || el(root, "div", "itt-host");
   host.replaceChildren();
@@ -488,9 +488,8 @@ export function keepFocus(root, rebuild) {
   }
 }
 
-/** Empties a view's root of what the view drew, keeping the stylesheet Streamlit puts there
- * (views.css sits inside the component's own element, in a <div> holding a <style>:
- * replaceChildren() would take it away). */
+/** Empties a view's root of what the view drew, keeping any stylesheet Streamlit puts there
+ * (a component's own styles sit in a <div> holding a <style>: replaceChildren() would take it away). */
 export function clearView(root) {
   for (const child of Array.from(root.children)) {
     const sheet = child.tagName === "STYLE" || child.tagName === "LINK" || child.querySelector("style, link");

@@ -586,7 +586,7 @@ export function mount(root, data) {
   if (root.__ittKey === data.key) return;
   root.__ittKey = data.key;
   if (root.__ittUnsub) { root.__ittUnsub(); root.__ittUnsub = null; }
-  // Only the view's own box is replaced: Streamlit keeps the component's <style> (views.css) in root too.
+  // Only the view's own box is replaced: other children of root are Streamlit's.
   const old = root.querySelector(":scope > .itt-view");
   if (old) old.remove();
   const box = viewBox(root, `itt-position itt-position-${data.part}`, `position.${data.part}`);
