@@ -75,3 +75,12 @@ def test_float32_packing_keeps_seven_digits_and_refuses_what_is_not_finite():
     np.testing.assert_allclose(unpack_f32(packed), x, rtol=6e-8)
     with pytest.raises(ValueError):
         pack_f32([0.0, float("-inf")])
+
+
+def test_a_components_script_is_sent_without_its_whole_line_comments():
+    from ui.views.browser import _without_comments, script
+
+    js = '// what it does\nconst url = "http://127.0.0.1/x"; // kept: code on the line\n  // indented note\nrun(url);'
+    assert _without_comments(js) == 'const url = "http://127.0.0.1/x"; // kept: code on the line\nrun(url);'
+    sent = script("progress_store")
+    assert "function" in sent and not any(line.lstrip().startswith("//") for line in sent.splitlines())

@@ -33,11 +33,17 @@ BASE = "/app/static/views/"
 PLOTLY = "/app/static/vendor/plotly.min.js"  # vendored by scripts/vendor_js.sh
 
 
+def _without_comments(js: str) -> str:
+    """A script without its whole-line // comments: a component's script is sent inside each of its
+    elements, every run."""
+    return "\n".join(line for line in js.splitlines() if not line.lstrip().startswith("//"))
+
+
 def script(name: str) -> str:
-    """The text of static/components/<name>.js: a small component's script, kept in a file of its
-    own (passed inline to st.components.v2.component, which takes a file path only for installed
-    packages)."""
-    return (COMPONENTS / f"{name}.js").read_text(encoding="utf-8")
+    """The text of static/components/<name>.js, without its comments: a small component's script,
+    kept in a file of its own (passed inline to st.components.v2.component, which takes a file path
+    only for installed packages)."""
+    return _without_comments((COMPONENTS / f"{name}.js").read_text(encoding="utf-8"))
 
 
 def _noop() -> None:
@@ -45,11 +51,6 @@ def _noop() -> None:
 
 
 # No shadow root (isolate_styles=False): the page's stylesheet reaches the views' elements.
-def _without_comments(js: str) -> str:
-    """A script without its whole-line // comments: it is sent inside every view's element."""
-    return "\n".join(line for line in js.splitlines() if not line.lstrip().startswith("//"))
-
-
 _component = st.components.v2.component(
     "itt_view", js=_without_comments((FOLDER / "mount.js").read_text(encoding="utf-8")), isolate_styles=False)
 
