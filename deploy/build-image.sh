@@ -89,8 +89,15 @@ fi
 [ -n "${BASE_IMAGE:-}" ] && args+=(--build-arg "BASE_IMAGE=$BASE_IMAGE")
 
 log "${run[*]} build ${args[*]} ."
+previous=$("${run[@]}" image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
 status=0
 "${run[@]}" build "${args[@]}" . || status=$?
 rm -f deploy/proxy-ca/proxy-ca.pem
 [ "$status" = 0 ] || exit "$status"
+# The image this build replaced lost its tag: removed, so that builds do not fill the disk with
+# untagged images (kept if a container still uses it).
+current=$("${run[@]}" image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
+if [ -n "$previous" ] && [ "$previous" != "$current" ]; then
+  "${run[@]}" rmi "$previous" >/dev/null 2>&1 && log "removed the image it replaced (${previous:0:12})" || true
+fi
 log "built $IMAGE in $(( $(date +%s) - start )) s with $ENGINE"

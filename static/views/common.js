@@ -666,13 +666,18 @@ export function scaleColour(scale, v) {
   return colourScale(scale)(v);
 }
 
+/** A colour written "#rrggbb" or "rgb(r, g, b)", or already [r, g, b]: [r, g, b]. */
+export function rgbOf(c) {
+  if (Array.isArray(c)) return c;
+  return c.startsWith("#") ? [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16))
+    : c.slice(c.indexOf("(") + 1, c.indexOf(")")).split(",").map(Number);
+}
+
 /** scaleColour with the scale's colours read once: `colourScale(scale)(v)` is `scaleColour(scale, v)`,
  * for painting thousands of cells a move. */
 export function colourScale(scale) {
-  const rgb = (c) => (c.startsWith("#") ? [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16))
-    : c.slice(c.indexOf("(") + 1, c.indexOf(")")).split(",").map(Number));
   const stops = scale.map(([s]) => s);
-  const colours = scale.map(([, c]) => rgb(c));
+  const colours = scale.map(([, c]) => rgbOf(c));
   return (v) => {
     const x = Math.min(Math.max(Number(v) || 0, 0), 1);
     let k = 1;
@@ -702,10 +707,10 @@ export function cellBox(i, j, { xr, yr, w, h, gap = 0 }) {
 
 const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
-/** A colour as one pixel of a canvas's image ([r, g, b] or "#rrggbb"; opaque): its RGBA bytes read
+/** A colour as one pixel of a canvas's image (as rgbOf reads it; opaque): its RGBA bytes read
  * as one 32-bit number in the machine's byte order. */
 export function packedPixel(colour) {
-  const [r, g, b] = Array.isArray(colour) ? colour : [1, 3, 5].map((i) => parseInt(colour.slice(i, i + 2), 16));
+  const [r, g, b] = rgbOf(colour);
   return (LITTLE_ENDIAN ? (255 << 24) | (b << 16) | (g << 8) | r : (r << 24) | (g << 16) | (b << 8) | 255) >>> 0;
 }
 

@@ -132,6 +132,13 @@ test("scaleColour reads plotly.py's rgb(r, g, b) stops as it reads #rrggbb ones"
   assert.deepEqual(scaleColour(rgb, 0.05), [141, 12, 37]);
 });
 
+test("rgbOf: a colour as plotly writes it, [r, g, b]", async () => {
+  const { rgbOf } = await import("../../static/views/common.js");
+  assert.deepEqual(rgbOf("#67001f"), [103, 0, 31]);
+  assert.deepEqual(rgbOf("rgb(5, 48, 97)"), [5, 48, 97]);
+  assert.deepEqual(rgbOf([1, 2, 3]), [1, 2, 3]);
+});
+
 test("packedPixel: a colour as the 32-bit pixel a canvas's image holds (its RGBA bytes in order)", async () => {
   const { packedPixel } = await import("../../static/views/common.js");
   const bytes = (p) => [...new Uint8Array(Uint32Array.of(p).buffer)];
