@@ -36,6 +36,7 @@ import pytest
 from drivers.browser import REPO, _free_port, healthy
 from drivers.stclient import Learner
 from lib.course import i18n
+from tests import image_build
 
 IMAGE = "inside-transformer"
 LOCAL_BASE = "localhost/inside-transformer-base:bookworm-python3.11"  # deploy/build-image.sh's
@@ -89,10 +90,10 @@ def docker_host(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def image() -> str:
+    """`make image` with podman, once per test process (tests/image_build.py)."""
     _need("podman")
-    r = subprocess.run(["make", "--no-print-directory", "image"], cwd=REPO, capture_output=True, text=True,
-                       env=dict(os.environ, ENGINE="podman", IMAGE=IMAGE), timeout=BUILD_TIMEOUT_S)
-    assert r.returncode == 0, (r.stdout + r.stderr)[-6000:]
+    status, output = image_build.make_image(image_build.podman_flags())
+    assert status == 0, output
     return IMAGE
 
 

@@ -29,6 +29,7 @@ import pytest
 from drivers.browser import CHROMIUM, CHROMIUM_ARGS, REPO, _free_port, goto, healthy, track
 from drivers.stclient import Learner
 from lib.course import i18n
+from tests import image_build
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +38,6 @@ UID = 10001
 # podman where crun refuses the machine's cgroup layout (deploy/build-image.sh builds with the same).
 PODMAN = ["podman", "--runtime", "runc"]
 RUN_FLAGS = ["--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096", "--network", "host"]
-BUILD_TIMEOUT_S = 3000   # a cold build: base, pip install, model conversion (docs/deploy.md)
 START_TIMEOUT_S = 180    # the container's server answering its health check
 LESSON = "tokenization"
 
@@ -55,16 +55,10 @@ def _podman() -> list[str]:
 
 @pytest.fixture(scope="module")
 def image() -> str:
-    """`make image` with podman; its time is printed (cold: minutes, cached: seconds)."""
-    podman = _podman()
-    start = time.monotonic()
-    env = dict(os.environ, ENGINE="podman", IMAGE=IMAGE)
-    if podman == ["podman"]:
-        env["PODMAN_FLAGS"] = ""
-    r = subprocess.run(["make", "--no-print-directory", "image"], cwd=REPO, env=env, capture_output=True,
-                       text=True, timeout=BUILD_TIMEOUT_S)
-    assert r.returncode == 0, (r.stdout + r.stderr)[-6000:]
-    print(f"\n[image] make image: {time.monotonic() - start:.0f} s")
+    """`make image` with podman, once per test process (tests/image_build.py)."""
+    _podman()
+    status, output = image_build.make_image(image_build.podman_flags())
+    assert status == 0, output
     return IMAGE
 
 
@@ -117,7 +111,7 @@ def container(image, tmp_path_factory):
         subprocess.run([*podman, "rm", "-f", "-t", "10", name], capture_output=True, timeout=120)
 
 
-@pytest.mark.timeout(BUILD_TIMEOUT_S + 600)
+@pytest.mark.timeout(image_build.BUILD_TIMEOUT_S + 600)
 def test_the_image_serves_a_lesson_as_its_user_on_a_read_only_root(container):
     podman = _podman()
     name, url, home = container
