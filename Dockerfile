@@ -88,7 +88,8 @@ COPY --from=build /app/static/vendor /app/static/vendor
 COPY --from=build /src /app
 
 # Memory settings of a classroom server (docs/deploy.md, "Settings"):
-#   ITT_CAPTURE_BUDGET_MB  bytes for all cached captures, in MB (least recently used evicted first)
+#   ITT_CACHE_BUDGET_MB    bytes for all that is cached of the models' work (captures and what
+#                          is derived from them), in MB (least recently used evicted first)
 #   ITT_HUB_MODELS         on/off: may learners load Hugging Face hub models
 #   ITT_HUB_MAX_PARAMS_M   largest hub model allowed, in millions of parameters
 # The class store's SQLite file goes to the learner user's home (the model cache
@@ -100,7 +101,7 @@ ENV PATH=/app/.venv/bin:${PATH} \
     HOME=/home/learner \
     INSIDE_TRANSFORMER_CACHE=/opt/inside-transformer \
     ITT_DATABASE_URL=sqlite:////home/learner/classroom.sqlite3 \
-    ITT_CAPTURE_BUDGET_MB=384 \
+    ITT_CACHE_BUDGET_MB=384 \
     ITT_HUB_MODELS=on \
     ITT_HUB_MAX_PARAMS_M=1500 \
     STREAMLIT_SERVER_ADDRESS=0.0.0.0 \

@@ -4,14 +4,14 @@ Each scenario runs in a fresh Python process, as a server would: load the built-
 ui.shell.cache.get_model, then ask ui.shell.cache.get_capture (the one entry every page uses) for N distinct
 texts of at least T tokens, cut at T, and read the process's RSS (VmRSS) and peak (VmHWM) from
 /proc/self/status. Goal: RSS <= 1.5 GB after 100 texts of 256 tokens and after 30 of 512, with
-the default capture budget (ITT_CAPTURE_BUDGET_MB, 384 MB unless set).
+the default cache budget (ITT_CACHE_BUDGET_MB, 384 MB unless set).
 
     .venv/bin/python scripts/bench_memory.py            # both scenarios, a table with PASS/MISS
     .venv/bin/python scripts/bench_memory.py --both     # only the two-built-in-models scenario
 
 A third scenario keeps both built-in models resident, as a server does once a learner has picked
 Gemma 3 270M: SmolLM2 with 10 texts of 512 tokens, then Gemma with 3 texts of 1,024 tokens (its
-captures read twice its sliding window), one shared capture budget. Gemma's weights alone are
+captures read twice its sliding window), one shared cache budget. Gemma's weights alone are
 1.07 GB in float32, so that row's goal is the models' weights plus the budget, not 1.5 GB.
 """
 
@@ -65,8 +65,8 @@ def child(n: int, tokens: int) -> None:
     st = _status()
     print(json.dumps({"n": n, "tokens": tokens, "after_load_gb": after_load, "rss_gb": st["VmRSS"],
                       "peak_gb": st["VmHWM"], "capture_mb": sizes[-1] / 2**20,
-                      "kept": len(cache.CAPTURES.keys()), "kept_mb": cache.CAPTURES.nbytes / 2**20,
-                      "budget_mb": cache.SETTINGS.capture_budget_bytes / 2**20,
+                      "kept": len(cache.CACHE.keys()), "kept_mb": cache.CACHE.nbytes / 2**20,
+                      "budget_mb": cache.SETTINGS.cache_budget_bytes / 2**20,
                       "seconds": time.perf_counter() - t0, "model": lm.info.name}))
 
 
@@ -94,8 +94,8 @@ def child_both() -> None:
     print(json.dumps({"models": [lm.info.name for lm in loaded], "after_load_gb": after_load,
                       "weights_gb": weights / 2**30, "rss_gb": st["VmRSS"], "peak_gb": st["VmHWM"],
                       "capture_mb": {k: v / 2**20 for k, v in sizes.items()},
-                      "kept": len(cache.CAPTURES.keys()), "kept_mb": cache.CAPTURES.nbytes / 2**20,
-                      "budget_mb": cache.SETTINGS.capture_budget_bytes / 2**20,
+                      "kept": len(cache.CACHE.keys()), "kept_mb": cache.CACHE.nbytes / 2**20,
+                      "budget_mb": cache.SETTINGS.cache_budget_bytes / 2**20,
                       "seconds": time.perf_counter() - t0, "default": DEFAULT_MODEL}))
 
 

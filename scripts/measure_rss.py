@@ -9,7 +9,7 @@ sidebar (one browser session, the default text) and the figures are read again.
     .venv/bin/python scripts/measure_rss.py --lessons 0 # only the first page
 
 Deliberately left out: many learners and long texts (the classroom load driver and memory
-benchmark measure those; the capture cache is bounded by ITT_CAPTURE_BUDGET_MB there).
+benchmark measure those; the cache is bounded by ITT_CACHE_BUDGET_MB there).
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from lib.serving import sizes
 from lib.serving.budget_cache import ByteBudgetCache
 from lib.serving.settings import Settings
 
@@ -80,9 +81,9 @@ def test_discard_by_key():
 
 
 def test_settings_from_env():
-    s = Settings.from_env({"ITT_CAPTURE_BUDGET_MB": "256", "ITT_HUB_MODELS": "off", "ITT_HUB_MAX_PARAMS_M": "200"})
-    assert (s.capture_budget_bytes, s.hub_models, s.hub_max_params) == (256 * 2**20, False, 200_000_000)
-    d = Settings.from_env({"ITT_CAPTURE_BUDGET_MB": "lots", "ITT_HUB_MAX_PARAMS_M": "-1"})
+    s = Settings.from_env({"ITT_CACHE_BUDGET_MB": "256", "ITT_HUB_MODELS": "off", "ITT_HUB_MAX_PARAMS_M": "200"})
+    assert (s.cache_budget_bytes, s.hub_models, s.hub_max_params) == (256 * 2**20, False, 200_000_000)
+    d = Settings.from_env({"ITT_CACHE_BUDGET_MB": "lots", "ITT_HUB_MAX_PARAMS_M": "-1"})
     assert d == Settings()  # malformed values keep their defaults
 
 
@@ -98,7 +99,7 @@ def test_hub_off_and_size_cap_refuse_before_loading(monkeypatch):
 def test_thirty_learners_on_one_text_run_one_capture(monkeypatch, tiny_llama):
     import ui.shell.cache as cache
 
-    monkeypatch.setattr(cache, "CAPTURES", ByteBudgetCache(10**9, lambda c: c.nbytes))
+    monkeypatch.setattr(cache, "CACHE", ByteBudgetCache(10**9, lambda c: c.nbytes))
     monkeypatch.setattr(cache, "get_model", lambda name: tiny_llama)
     runs = []
     original = cache.run_capture
@@ -118,15 +119,30 @@ def test_at_most_one_hub_model_resident(monkeypatch, tiny_llama, tiny_gpt2):
     from lib.model.models import DEFAULT_MODEL
 
     monkeypatch.setattr(cache, "_models", {})
-    monkeypatch.setattr(cache, "CAPTURES", ByteBudgetCache(10**9, lambda c: c.nbytes))
+    monkeypatch.setattr(cache, "CACHE", ByteBudgetCache(10**9, sizes.nbytes))
     fake = {DEFAULT_MODEL: tiny_llama, "hub/a": tiny_llama, "hub/b": tiny_gpt2}
     monkeypatch.setattr(cache, "load_model", lambda name, settings=None: fake[name])
+    monkeypatch.setattr(cache, "MODEL_DATA", ByteBudgetCache(10**9, lambda v: 0))
+
+    @cache.derived
+    def first_token(model_name: str, text: str) -> str:
+        return cache.get_capture(model_name, text, 16).tokens[0]
+
+    @cache.per_model
+    def vocabulary(model_name: str) -> int:
+        return len(cache.get_model(model_name).tokenizer)
+
     cache.get_model(DEFAULT_MODEL)
     cache.get_model("hub/a")
-    cache.get_capture("hub/a", "abc", 16)
+    first_token("hub/a", "abc")
+    vocabulary("hub/a")
+    vocabulary(DEFAULT_MODEL)
+    assert len(cache.CACHE.keys()) == 2 and len(cache.MODEL_DATA.keys()) == 2
     cache.get_model("hub/b")
     assert sorted(cache.resident_models()) == sorted([DEFAULT_MODEL, "hub/b"])
-    assert all(k[0] != "hub/a" for k in cache.CAPTURES.keys())  # its captures left with it
+    # Its captures, what was derived from them and what was prepared once for it left with it.
+    assert not cache.CACHE.keys()
+    assert [k[1] for k in cache.MODEL_DATA.keys()] == [DEFAULT_MODEL]
 
 
 def test_a_hub_model_let_go_is_freed_even_in_a_reference_cycle(monkeypatch):
@@ -142,7 +158,7 @@ def test_a_hub_model_let_go_is_freed_even_in_a_reference_cycle(monkeypatch):
             self.me = self
 
     monkeypatch.setattr(cache, "_models", {})
-    monkeypatch.setattr(cache, "CAPTURES", ByteBudgetCache(10**9, lambda c: c.nbytes))
+    monkeypatch.setattr(cache, "CACHE", ByteBudgetCache(10**9, lambda c: c.nbytes))
     monkeypatch.setattr(cache, "load_model", lambda name, settings=None: Model())
     first = weakref.ref(cache.get_model("hub/a"))
     assert gc.get_freeze_count() > 0 and first() is not None
@@ -168,3 +184,57 @@ def test_page_says_the_server_does_not_load_hub_models(monkeypatch, lang):
     assert at.session_state["app.model"] == DEFAULT_MODEL
     expected = i18n.fill(i18n.ui(lang)["model.error.hub_off"], name="gpt2")
     assert expected in [e.value for e in at.error]
+
+
+def test_a_derived_result_is_computed_once_keyed_by_its_arguments_and_bounded_by_bytes(monkeypatch):
+    import numpy as np
+
+    import ui.shell.cache as cache
+
+    monkeypatch.setattr(cache, "CACHE", ByteBudgetCache(8_100, sizes.nbytes))
+    calls = []
+
+    @cache.derived
+    def row(model_name: str, n: int, _note: str = "", ids: tuple = ()) -> np.ndarray:
+        calls.append((model_name, n, _note, ids))
+        return np.zeros(n, np.float32)
+
+    a = row("m", 100, "first")
+    assert row("m", 100, "other note") is a  # "_" arguments are not part of the key
+    assert row("m", n=100) is a  # nor is how an argument is passed
+    row("m", 100, ids=[1, 2])  # a list is keyed as a tuple
+    assert row("m", 100, ids=(1, 2)) is not a and len(calls) == 2
+    row("m", 2_000)  # 8,000 bytes: the two others (400 each) leave
+    assert [k[1:3] for k in cache.CACHE.keys()] == [("m", 2_000)]
+    row.clear()
+    assert not cache.CACHE.keys()
+
+
+def test_sizes_count_what_a_value_holds_once():
+    import dataclasses
+
+    import numpy as np
+    import torch
+
+    a = np.zeros((30, 40), np.float32)
+    assert sizes.nbytes(a) == 4_800
+    assert sizes.nbytes(torch.zeros(5, dtype=torch.float16)) == 10
+    assert sizes.nbytes("è") == 2 and sizes.nbytes(b"xyz") == 3
+    pair = sizes.nbytes([a, a])
+    assert 4_800 < pair < 2 * 4_800  # one array, referenced twice: counted once
+    assert sizes.nbytes({"a": a}) >= 4_800 + 1
+
+    @dataclasses.dataclass
+    class Two:
+        x: np.ndarray
+        y: np.ndarray
+
+    assert sizes.nbytes(Two(a, np.zeros(10, np.int64))) >= 4_800 + 80
+
+    class Says:
+        nbytes = property(lambda self: 7)
+        big = np.zeros(1000)
+
+    assert sizes.nbytes(Says()) == 7  # an object that knows what it holds says it
+    module = torch.nn.Linear(100, 100)
+    assert sizes.nbytes(module) < 1_000  # a model's module is the model's: not walked

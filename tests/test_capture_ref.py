@@ -33,7 +33,7 @@ def test_a_session_pins_no_capture(page):
 
     at = start("en", page, text=TEXT)
     assert not at.exception, at.exception
-    cache.CAPTURES.discard(lambda key: TEXT in key)
+    cache.CACHE.discard(lambda key: TEXT in key)
     assert _pinned() == [], f"{page}: the session still holds its capture"
     # and the page still reads it: the capture comes back from the cache on the next run
     at.run()
@@ -41,7 +41,7 @@ def test_a_session_pins_no_capture(page):
 
 
 def test_the_ref_reads_through_and_is_read_only():
-    from ui.shell.cache import CAPTURES
+    from ui.shell.cache import CACHE
     from ui.shell.core import CaptureRef
     from lib.model.models import DEFAULT_MODEL
 
@@ -51,4 +51,4 @@ def test_the_ref_reads_through_and_is_read_only():
     assert (ref.key(3, 1) == cap.key(3, 1)).all()  # a Capture method named like a key
     with pytest.raises(AttributeError):
         ref.text = "another"
-    CAPTURES.discard(lambda key: TEXT in key)
+    CACHE.discard(lambda key: TEXT in key)

@@ -26,7 +26,7 @@ K8S_DB = K8S / "postgres"  # the optional PostgreSQL for replicas sharing a clas
 DB_SECRET = "inside-transformer-db"
 NGINX_DIR = REPO / "deploy" / "nginx"
 KUBERNETES_VERSION = "1.37.0"  # the newest schemas bundled with kubernetes-validate 1.37.0
-SETTINGS = ("ITT_CAPTURE_BUDGET_MB", "ITT_HUB_MODELS", "ITT_HUB_MAX_PARAMS_M")
+SETTINGS = ("ITT_CACHE_BUDGET_MB", "ITT_HUB_MODELS", "ITT_HUB_MAX_PARAMS_M")
 HEALTH = "/_stcore/health"
 MEASURED_PEAK_RSS_MIB = 1584  # scripts/measure_rss.py, VmHWM after one learner walked every lesson
 
@@ -95,12 +95,12 @@ def test_deployment_probes_resources_and_settings():
     env = {e["name"]: e.get("value") for e in c["env"]}
     assert set(SETTINGS) <= set(env)
     assert env["ITT_HUB_MODELS"] in ("on", "off")
-    assert int(env["ITT_CAPTURE_BUDGET_MB"]) > 0 and int(env["ITT_HUB_MAX_PARAMS_M"]) > 0
+    assert int(env["ITT_CACHE_BUDGET_MB"]) > 0 and int(env["ITT_HUB_MAX_PARAMS_M"]) > 0
     # Sized from the measured RSS: the limit holds the measured peak plus the capture budget.
     limit = _mib(c["resources"]["limits"]["memory"])
     request = _mib(c["resources"]["requests"]["memory"])
     assert request <= limit
-    assert limit >= MEASURED_PEAK_RSS_MIB + int(env["ITT_CAPTURE_BUDGET_MB"])
+    assert limit >= MEASURED_PEAK_RSS_MIB + int(env["ITT_CACHE_BUDGET_MB"])
     assert "1584 MB" in (K8S / "deployment.yaml").read_text()  # the figure is stated where it is used
     # Non-root, the same numeric user as the image.
     assert pod["securityContext"]["runAsNonRoot"] is True

@@ -234,7 +234,7 @@ def test_every_built_in_model_stays_resident_beside_one_hub_model(monkeypatch, t
     from lib.serving.budget_cache import ByteBudgetCache
 
     monkeypatch.setattr(cache, "_models", {})
-    monkeypatch.setattr(cache, "CAPTURES", ByteBudgetCache(10**9, lambda c: c.nbytes))
+    monkeypatch.setattr(cache, "CACHE", ByteBudgetCache(10**9, lambda c: c.nbytes))
     fake = {DEFAULT_MODEL: tiny_llama, GEMMA_MODEL: tiny_gemma, "hub/a": tiny_gpt2, "hub/b": tiny_gpt2}
     monkeypatch.setattr(cache, "load_model", lambda name, settings=None: fake[name])
     for name in (DEFAULT_MODEL, "hub/a", GEMMA_MODEL, "hub/b"):

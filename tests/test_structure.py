@@ -31,6 +31,19 @@ def test_lib_never_imports_streamlit():
     assert len(LIB_STREAMLIT_ADAPTER) <= 1
 
 
+def test_the_lessons_cache_through_the_one_byte_budget():
+    """One cache policy (ui/shell/cache.py): what the lessons compute is kept by `derived` (the one
+    byte budget) or `per_model` (with its model), never by a Streamlit cache sized by hand."""
+    import re
+
+    offenders = [str(p.relative_to(ROOT)) for p in [*(ROOT / "ui").rglob("*.py"), *(ROOT / "pages").glob("*.py"), ROOT / "app.py"]
+                 if re.search(r"\bst\.cache_(data|resource)\b", p.read_text())
+                 and p.relative_to(ROOT).parts[:2] not in {("ui", "classroom"), ("ui", "shell")}]
+    assert offenders == []
+    lessons = [p for p in (ROOT / "ui" / "lessons").rglob("*.py") if "@derived" in p.read_text() or "@per_model" in p.read_text()]
+    assert len(lessons) >= 8
+
+
 def test_lib_never_imports_the_ui_or_pages():
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "lib").rglob("*.py") if {"ui", "pages"} & _imports(p)]
     assert offenders == []

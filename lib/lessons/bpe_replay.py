@@ -367,6 +367,14 @@ class Replay:
     def n_steps(self) -> int:
         return len(self.steps)
 
+    @property
+    def nbytes(self) -> int:
+        """What this replay holds of its own, for a cache's byte budget: `id_to_piece` is the
+        tokenizer's vocabulary, shared with the tokenizer's BPE model, and not counted."""
+        from lib.serving.sizes import nbytes
+
+        return nbytes((self.text, self.data, self.steps, self.cut_step, self.fixed, self.byte_ids))
+
     def tokens(self, k: int | None = None, start: int = 0, end: int | None = None) -> list[Token]:
         """The text as tokens after k steps (all of them by default), optionally bytes start:end.
 

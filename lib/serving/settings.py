@@ -1,7 +1,8 @@
 """Server settings a teacher or an operator sets in the environment (docs/deploy.md, "Settings").
 
-- `ITT_CAPTURE_BUDGET_MB` (default 384): bytes, in MB, that all cached captures may hold together,
-  shared by every learner of the server; the least recently used capture goes first.
+- `ITT_CACHE_BUDGET_MB` (default 384): bytes, in MB, that everything the server caches of the
+  models' work may hold together (the captures and what the lessons derive from them), shared by
+  every learner of the server; the least recently used entry goes first.
 - `ITT_HUB_MODELS` (default "on"): "off" keeps learners to the built-in model; a request for a
   Hugging Face model then gets a message saying this server does not load them.
 - `ITT_HUB_MAX_PARAMS_M` (default 1500): the largest hub model the server loads, in millions of
@@ -25,7 +26,7 @@ OFF = {"off", "0", "false", "no"}
 
 @dataclass(frozen=True)
 class Settings:
-    capture_budget_bytes: int = 384 * 2**20
+    cache_budget_bytes: int = 384 * 2**20
     hub_models: bool = True
     hub_max_params: int = 1_500_000_000
 
@@ -43,7 +44,7 @@ class Settings:
             return value if value > 0 else fallback
 
         return cls(
-            capture_budget_bytes=int(number("ITT_CAPTURE_BUDGET_MB", default.capture_budget_bytes / 2**20) * 2**20),
+            cache_budget_bytes=int(number("ITT_CACHE_BUDGET_MB", default.cache_budget_bytes / 2**20) * 2**20),
             hub_models=env.get("ITT_HUB_MODELS", "on").strip().lower() not in OFF,
             hub_max_params=int(number("ITT_HUB_MAX_PARAMS_M", default.hub_max_params / 1e6) * 1e6),
         )

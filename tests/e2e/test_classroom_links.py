@@ -2,8 +2,9 @@
 
 Every learner must get the whole app: app.py's sidebar (language switch, text box, model picker,
 progress) and st.navigation's lesson titles, never Streamlit's bare pages-folder app (raw file
-names in the sidebar, no text box). Eight browser contexts start their navigation together, so
-their first script runs overlap while the server has not yet seen any st.navigation call.
+names in the sidebar, no text box). Four browser contexts, one per link, start their navigation
+together, so their first script runs overlap while the server has not yet seen any st.navigation
+call (the server loads the model meanwhile: seconds in which every first run is under way).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from drivers.browser import REPO, SERVER_WARM_TIMEOUT_MS, serve, settle, track
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-LEARNERS = 8
+LEARNERS = 4
 LINKS = ["attention", "position", "block", "sampling"]
 
 

@@ -1,11 +1,13 @@
-"""The one caching adapter: the shared models and captures, kept across reruns and sessions.
+"""The one caching adapter: the shared models, and one byte budget for everything derived from them.
 
 Bounded for a classroom (lib/serving/settings.py; docs/deploy.md, "Settings"):
-- captures: one byte budget for all of them (`ITT_CAPTURE_BUDGET_MB`), least recently used out
-  first, each (model, text, cut) computed once even when thirty learners ask at the same moment
-  (lib/serving/budget_cache.py). A capture stores only what it cannot recompute cheaply (lib/model/capture.py).
+- `CACHE`: one byte budget (`ITT_CACHE_BUDGET_MB`) for the captures and for every result the
+  lessons derive from them or from a model (a layer's heads, a figure's JSON, a generation...), least
+  recently used out first, each key computed once even when thirty learners ask at the same moment
+  (lib/serving/budget_cache.py), each value sized by lib/serving/sizes.py. A capture stores only
+  what it cannot recompute cheaply (lib/model/capture.py). The lessons cache through `derived`.
 - models: the built-in ones (lib.model.models.EMBEDDED_MODELS), plus at most one hub model; loading
-  another hub model lets the previous one go, with its captures. `ITT_HUB_MODELS=off` and
+  another hub model lets the previous one go, with everything cached of it. `ITT_HUB_MODELS=off` and
   `ITT_HUB_MAX_PARAMS_M` limit hub loading (lib/model/models.py raises a ModelLoadError the page
   turns into a message).
 
@@ -16,13 +18,17 @@ without waiting for anyone's forward pass.
 from __future__ import annotations
 
 import ctypes
+import functools
 import gc
+import inspect
 import threading
+from typing import Any, Callable, TypeVar
 
 from lib.model.capture import Capture, run_capture
 from lib.model.models import LoadedModel, Progress, is_embedded, load_model
 from lib.serving.budget_cache import ByteBudgetCache
 from lib.serving.settings import Settings
+from lib.serving.sizes import nbytes
 
 
 def _return_freed_memory_to_the_os() -> None:
@@ -74,7 +80,7 @@ def freeze_after_first_run(page: str) -> None:
     _freeze_long_lived()
 
 SETTINGS = Settings.from_env()
-CAPTURES: ByteBudgetCache[Capture] = ByteBudgetCache(SETTINGS.capture_budget_bytes, lambda c: c.nbytes)
+CACHE: ByteBudgetCache[Any] = ByteBudgetCache(SETTINGS.cache_budget_bytes, lambda v: v.nbytes if isinstance(v, Capture) else nbytes(v))
 
 _models: dict[str, LoadedModel] = {}
 _models_lock = threading.Lock()
@@ -105,7 +111,8 @@ def get_model(name: str, progress: Progress | None = None) -> LoadedModel:
             if not is_embedded(name):
                 for other in [n for n in _models if not is_embedded(n)]:
                     del _models[other]
-                    CAPTURES.discard(lambda key, other=other: key[0] == other)
+                    CACHE.discard(lambda key, other=other: other in key)
+                    MODEL_DATA.discard(lambda key, other=other: other in key)
                     dropped = True
             _models[name] = loaded
         if dropped:
@@ -121,5 +128,59 @@ def resident_models() -> list[str]:
 
 def get_capture(model_name: str, text: str, max_tokens: int) -> Capture:
     """One capture per (model, text, cut); pages read it, they never run the model themselves."""
-    return CAPTURES.get((model_name, text, int(max_tokens)),
+    return CACHE.get((model_name, text, int(max_tokens)),
                         lambda: run_capture(get_model(model_name), text, max_tokens))
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _key_part(value: Any) -> Any:
+    """An argument as part of a cache key: lists and tuples as tuples, dicts as sorted pairs."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_key_part(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _key_part(v)) for k, v in value.items()))
+    hash(value)  # anything else must be hashable: a TypeError here names the argument's type
+    return value
+
+
+def _through(store: Callable[[], ByteBudgetCache[Any]], fn: F) -> F:
+    """`fn` cached in `store()` (looked up at each call)."""
+    signature = inspect.signature(fn)
+    name = f"{fn.__module__}.{fn.__qualname__}"
+
+    @functools.wraps(fn)
+    def cached(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        key = (name, *(_key_part(v) for k, v in bound.arguments.items() if not k.startswith("_")))
+        return store().get(key, lambda: fn(*args, **kwargs))
+
+    cached.clear = lambda: store().discard(lambda key: key[0] == name)  # type: ignore[attr-defined]
+    return cached  # type: ignore[return-value]
+
+
+def derived(fn: F) -> F:
+    """`fn`'s results kept in `CACHE` (the one byte budget), keyed by its module, name and arguments
+    (those whose name starts with "_" left out of the key, as Streamlit's caches do: the caller
+    vouches they follow from the others). Shared by every session, never copied: a caller must not
+    change what it gets.
+
+    Example:
+        @derived
+        def layer_heads(model_name: str, text: str, layer: int) -> dict: ...
+    """
+    return _through(lambda: CACHE, fn)
+
+
+# What a lesson prepares once per model (an embedding index, a tokenizer's merges, the model's
+# timings): part of the model's footprint, kept while the model is resident and let go with it,
+# not sized against the budget (Gemma 3's float16 unit rows alone are 335 MB).
+MODEL_DATA: ByteBudgetCache[Any] = ByteBudgetCache(2**62, lambda v: 0)
+
+
+def per_model(fn: F) -> F:
+    """`fn`'s results kept with the model named by its first argument (see `MODEL_DATA`); keyed as
+    `derived` keys them."""
+    return _through(lambda: MODEL_DATA, fn)

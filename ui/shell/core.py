@@ -19,7 +19,7 @@ from lib.serving.log import failure
 from lib.model.models import (DEFAULT_MODEL, EMBEDDED_MODELS, LoadedModel, ModelLoadError, convert_gguf, converted_dir,
                               is_embedded, learned_position_table)
 from lib.course.quiz import format_number
-from ui.shell.cache import get_capture, get_model, resident_models
+from ui.shell.cache import derived, get_capture, get_model, per_model, resident_models
 
 log = logging.getLogger(__name__)
 MAX_CHARS = 50_000  # the text box accepts this much; the capture cuts at DEFAULT_MAX_TOKENS tokens
@@ -246,7 +246,7 @@ def cut(cap) -> int:
     return cap.cut if isinstance(cap, CaptureRef) else max_tokens_for(model())
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)  # 196 KB each for SmolLM2
+@derived  # 196 KB each for SmolLM2
 def _last_logits(model: str, text: str, max_tokens: int) -> np.ndarray:
     cap = get_capture(model, text, max_tokens)
     out = np.array(cap.logits_at(cap.n_tokens - 1), copy=True)
@@ -254,7 +254,7 @@ def _last_logits(model: str, text: str, max_tokens: int) -> np.ndarray:
     return out
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)  # GPT-2's: 1,024 x 768 float32, 3 MB
+@per_model  # GPT-2's: 1,024 x 768 float32, 3 MB
 def learned_positions(model: str) -> np.ndarray | None:
     """The model's learned position table (read-only, shared by every session), None for RoPE: the
     embeddings lesson's input rows and the position lesson's learned table read the same one."""

@@ -9,7 +9,6 @@ changing a layer, a head or a block size never re-runs the model.
 from __future__ import annotations
 
 import numpy as np
-import streamlit as st
 
 from lib.lessons import attention as att
 from lib.lessons.bertviz_view import head_view_html, model_view_html
@@ -19,7 +18,7 @@ from lib.serving.payload import pack_f32, pack_u16
 from ui.lessons.attention.figures import (block_options, cost_figure, default_block, gqa_figure, mask_figure,
                                           memory_figure, overview_figure)
 from ui.shell import core
-from ui.shell.cache import get_capture, get_model
+from ui.shell.cache import derived, get_capture, get_model
 from ui.shell.core import num, t
 
 
@@ -41,7 +40,7 @@ def _cap(model_name: str, text: str, max_tokens: int) -> Capture:
     return get_capture(model_name, text, max_tokens)
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@derived
 def patterns(model_name: str, text: str, max_tokens: int) -> dict[str, np.ndarray]:
     """Pattern scores [L, H] of every head, plus the normalised entropy, for one capture."""
     cap = _cap(model_name, text, max_tokens)
@@ -49,12 +48,12 @@ def patterns(model_name: str, text: str, max_tokens: int) -> dict[str, np.ndarra
     return out
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@derived
 def layer_output(model_name: str, text: str, max_tokens: int, layer: int) -> att.LayerOutput:
     return att.layer_output(get_model(model_name), _cap(model_name, text, max_tokens), layer)
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@derived
 def _head_weights(model_name: str, text: str, max_tokens: int, layer: int, head: int) -> np.ndarray:
     return _cap(model_name, text, max_tokens).attention(layer, head)
 
@@ -66,7 +65,7 @@ def head_weights(cap: Capture, layer: int, head: int) -> np.ndarray:
     return _head_weights(core.model_name(), cap.text, core.cut(cap), layer, head)
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@derived
 def first_tokens_attention(model_name: str, text: str, max_tokens: int, n: int) -> np.ndarray:
     """[L, H, n, n] every head's weights among the first n tokens (causal: the same as in the
     whole text). Small, and kept: the overview and bertviz redraw from it without recomputing
@@ -75,7 +74,7 @@ def first_tokens_attention(model_name: str, text: str, max_tokens: int, n: int) 
     return np.stack([cap.attn_layer(layer, upto=n) for layer in range(cap.n_layers)])
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@derived
 def bertviz(model_name: str, text: str, max_tokens: int, kind: str, layers: tuple[int, ...], n: int):
     cap = _cap(model_name, text, max_tokens)
     attn, tokens = first_tokens_attention(model_name, text, max_tokens, n), list(cap.tokens[:n])
@@ -84,12 +83,12 @@ def bertviz(model_name: str, text: str, max_tokens: int, kind: str, layers: tupl
     return model_view_html(attn, tokens, layers=list(layers))
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@derived
 def scaling(d_head: int, seed: int) -> att.ScalingDemo:
     return att.scaling_demo(d_head, seed=seed)
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@derived
 def _steps(model_name: str, text: str, max_tokens: int, layer: int, head: int, scale: float,
            causal: bool) -> att.HeadSteps:
     steps = att.capture_head_steps(_cap(model_name, text, max_tokens), layer, head, scale=scale, causal=causal)
@@ -107,7 +106,7 @@ def steps_of(cap: Capture, layer: int, head: int, scale: float, causal: bool = T
     return _steps(core.model_name(), cap.text, core.cut(cap), layer, head, float(scale), causal)
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@derived
 def layer_heads(model_name: str, text: str, max_tokens: int, layer: int, lang: str) -> dict:
     """Everything the view draws for one layer, every head: weights, mask, the patterns in words."""
     cap = _cap(model_name, text, max_tokens)
@@ -172,7 +171,7 @@ def flash_cases(cap: Capture, layer: int, scale: float) -> dict:
             "default": default_block(n)}
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@derived
 def layer_steps(model_name: str, text: str, max_tokens: int, layer: int, lang: str) -> dict:
     """Everything the formula, the unmasked heatmap and flash attention draw for one layer, every
     head: the step matrices cut to what the tables show, the model's check, the heads put together,
@@ -213,7 +212,7 @@ def layer_steps(model_name: str, text: str, max_tokens: int, layer: int, lang: s
     return {"layer": layer, "formula": formula, "mask": masked, "flash": flash_cases(cap, layer, scale)}
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@derived
 def overview_spec(model_name: str, text: str, max_tokens: int, n: int, lang: str, _scores: dict) -> dict:
     """The overview's plotly JSON, built once per capture and language (the scores are those of the
     same capture, hence not part of the key)."""
@@ -228,14 +227,14 @@ def overview_spec(model_name: str, text: str, max_tokens: int, n: int, lang: str
     return overview_figure(thumbs, n, labels, strongest).to_dict()
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@derived
 def gqa_spec(n_heads: int, n_kv_heads: int, lang: str) -> dict:
     labels = {"q": t("attention.gqa.q"), "kv": t("attention.gqa.kv"),
               "title": t("attention.gqa.title", h=num(n_heads), kv=num(n_kv_heads))}
     return gqa_figure(n_heads, n_kv_heads, labels).to_dict()
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@derived
 def kv_shared(model_name: str, text: str, max_tokens: int, n_heads: int, n_kv_heads: int) -> bool:
     """Whether every query head of a group reads the very same keys and values, in every layer."""
     cap = _cap(model_name, text, max_tokens)
@@ -244,7 +243,7 @@ def kv_shared(model_name: str, text: str, max_tokens: int, n_heads: int, n_kv_he
                for layer in range(cap.n_layers) for g in att.gqa_groups(n_heads, n_kv_heads) for h in g)
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@derived
 def mask_spec(lang: str) -> dict:
     labels = {"causal": t("attention.mask.causal"), "none": t("attention.mask.none"), "cross": t("attention.mask.cross"),
               "x": t("attention.axis.key"), "x_cross": t("attention.mask.x_cross"), "y": t("attention.axis.query")}
@@ -259,7 +258,7 @@ def _histogram(x: np.ndarray) -> dict:
     return {"counts": counts.tolist(), "lo": float(edges[0]), "width": float(edges[1] - edges[0])}
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@derived
 def scaling_options(d_head: int) -> list[dict]:
     """Every d_head the demo offers (the model's own among them), each one's seeded results: the
     spread of the scores as histograms, the example row's weights, the four numbers."""
@@ -276,7 +275,7 @@ def scaling_options(d_head: int) -> list[dict]:
 COST_TOKENS = np.unique(np.geomspace(16, 131072, 60).astype(int))  # the cost curves' x: 16 to 128k tokens
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@derived
 def cost_spec(live_name: str, width: int, n_layers: int, n_tokens: int | None, lang: str,
               window: int | None = None, n_local: int = 0, context: int | None = None) -> dict:
     """Attention's FLOPs against the text length, the live model beside Llama-3 8B, the learner's
@@ -294,7 +293,7 @@ def cost_spec(live_name: str, width: int, n_layers: int, n_tokens: int | None, l
                                       "title": t("attention.cost.title"), "yours": t("attention.cost.yours")}).to_dict()
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@derived
 def memory_spec(d_head: int, lang: str) -> dict:
     """The attention matrix's memory against a tiled run's, by text length."""
     x = COST_TOKENS

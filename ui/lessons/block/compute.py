@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from lib.lessons import block as blk
 from lib.lessons.reference import REFERENCE_MODELS
@@ -18,7 +17,7 @@ from lib.model.models import LoadedModel
 from lib.model.tokens import readable_tokens
 from ui.lessons.block import lens_service
 from ui.lessons.block.figures import curves_figure, diagram_figure, lens_heatmap
-from ui.shell.cache import get_capture, get_model
+from ui.shell.cache import derived, get_capture, get_model
 from ui.shell.core import num, t
 from ui.views.live_chart import as_spec
 
@@ -26,30 +25,30 @@ from ui.views.live_chart import as_spec
 SEED_MODEL = "Llama-3 8B"  # the model whose MLP width seed 001 works out
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)  # 2 × [L, T, D] floats each: 70 MB at 512 tokens
+@derived  # 2 × [L, T, D] floats each: 70 MB at 512 tokens
 def get_contributions(model_name: str, text: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> blk.Contributions:
     return blk.contributions(get_model(model_name), get_capture(model_name, text, max_tokens))
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@derived
 def get_branches(model_name: str, text: str, max_tokens: int, layer: int) -> blk.MlpBranches:
     contrib = get_contributions(model_name, text, max_tokens)
     return blk.mlp_branches(get_model(model_name), get_capture(model_name, text, max_tokens), layer,
                             contrib.attn_out[layer])
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@derived
 def get_collapse(model_name: str, text: str, max_tokens: int, layer: int) -> blk.Collapse:
     branches = get_branches(model_name, text, max_tokens, layer)
     return blk.mlp_collapse(get_model(model_name), layer, branches.normed)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@derived
 def token_strings(model_name: str, ids: tuple[int, ...]) -> tuple[str, ...]:
     return tuple(readable_tokens(get_model(model_name).tokenizer, list(ids)))
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@derived
 def diagram_spec(_lm: LoadedModel, model_key: str, n_tokens: int, lang: str) -> dict:
     """The diagram's plotly JSON, built once per model, text length and language (its dozens of
     shapes and labels, built through plotly's object model, were a third of the lesson's first run)."""
@@ -70,7 +69,7 @@ def norm_checks(lm: LoadedModel, cap: Capture, layer: int) -> np.ndarray:
     return np.abs(theirs - ours).max(axis=-1)
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@derived
 def curves_spec(own: str, lang: str) -> dict:
     """The activation curves' plotly JSON, built once per activation and language."""
     labels = {k: t(f"block.act.{k}") for k in blk.ACTIVATIONS} | {"own": t("block.act.own"), "y": t("block.act.y")}
@@ -109,7 +108,7 @@ def dff_table(lm: LoadedModel) -> tuple[pd.DataFrame, dict[str, blk.DffArithmeti
     return table, {"seed": seed, "live": live}
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@derived
 def lens_heatmap_spec(model_name: str, text: str, max_tokens: int, lang: str) -> dict:
     """The lens grid's plotly JSON, built once per text and language."""
     lens, cap = lens_service.result(model_name, text, max_tokens)[0], get_capture(model_name, text, max_tokens)

@@ -17,7 +17,7 @@ from lib.lessons.sampling import softmax
 from lib.model.models import EMBEDDED_MODELS, LoadedModel
 from lib.model.tokens import readable_tokens
 from ui.lessons.compare import figures
-from ui.shell.cache import get_capture
+from ui.shell.cache import get_capture, per_model
 from ui.shell.core import _load_with_progress, big, num, short_name, t
 
 TOP_K = 10
@@ -28,7 +28,7 @@ def builtin_models() -> dict[str, LoadedModel]:
     return {name: _load_with_progress(name) for name in EMBEDDED_MODELS}
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@per_model
 def measured(name: str) -> Architecture:
     return architecture(_load_with_progress(name))
 

@@ -23,6 +23,7 @@ from lib.model.capture import DEFAULT_MAX_TOKENS, Capture
 from lib.model.models import LoadedModel
 from ui.lessons.compare import sections as compare
 from ui.lessons.differs.figures import periods_figure, window_figure
+from ui.shell.cache import per_model
 from ui.shell.core import cut, model_name, num, t, text
 
 def _local_global(lm: LoadedModel) -> tuple[int | None, int | None]:
@@ -141,7 +142,7 @@ def block_section(lm: LoadedModel) -> None:
 # ------------------------------------------------------------------------------------ kv cache
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@per_model
 def _hybrid(name: str, tokens: int) -> K.CacheMeasurement:
     from ui.shell.cache import get_model
 

@@ -25,7 +25,7 @@ from lib.lessons.embeddings import EmbeddingIndex, WordPieces
 from lib.model.tokens import readable_tokens
 from lib.serving.payload import pack_u16
 from ui.lessons.embeddings.figures import cosine_figure, norms_figure, unique_labels
-from ui.shell.cache import get_capture, get_model
+from ui.shell.cache import derived, get_capture, get_model, per_model
 from ui.shell.core import lang as core_lang, model_name as current_model_name, num, t
 from ui.views import browser
 from ui.views.export import modebar_config
@@ -48,7 +48,7 @@ SETTINGS = ("dims", "k", "metric", "pca_add", "depth")  # what the views hold (u
 # ---------------------------------------------------------------------------- caches
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)
+@per_model
 def index(model_name: str) -> EmbeddingIndex:
     """The input embedding table of `model_name` as numpy, normalized once, shared by every session."""
     loaded = get_model(model_name)
@@ -58,12 +58,12 @@ def index(model_name: str) -> EmbeddingIndex:
     return emb.build_index(table)
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)
+@per_model
 def norm_stats(model_name: str) -> emb.NormStats:
     return emb.norm_vs_id(index(model_name).norms)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@derived
 def sentence_vector(model_name: str, text: str, max_tokens: int) -> tuple[np.ndarray, bool]:
     """(mean of the final hidden states [D], was the sentence cut) from the cached capture."""
     cap = get_capture(model_name, text, max_tokens)
@@ -103,7 +103,7 @@ def table_rows(idx: EmbeddingIndex, cap, pos_table: np.ndarray | None, n_layers:
     (st.success if diff < 1e-4 else st.warning)(t(key, diff=num(diff, 6), scale=num(scale, 4)))
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)
+@per_model
 def sample_tokens(model_name: str, n_vocab: int) -> list[str]:
     """Readable tokens of the scatter's seeded sample (the same ids on every rerun)."""
     sample = emb.sample_ids(n_vocab, SCATTER_POINTS, seed=SCATTER_SEED)
@@ -155,7 +155,7 @@ def word_matrix(idx: EmbeddingIndex, pieces: list[WordPieces]) -> np.ndarray:
     return np.stack([emb.word_vector(idx.table, p.ids) for p in pieces])  # [N, D]
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@derived
 def _neighbours(model_name: str, ids: tuple[int, ...], k: int,
                 metric: str) -> tuple[list[int], list[str], list[float], list[float]]:
     """Top-k over the whole table for the mean of these rows; cached, so other widgets' reruns are free."""
@@ -170,7 +170,7 @@ def neighbours(model_name: str, query: WordPieces, d_model: int, n_layers: int) 
     browser.view("embeddings", "embeddings.neighbours_view", neighbours_data(model_name, query, d_model, n_layers))
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@derived
 def _projection(model_name: str, words: tuple[tuple[str, tuple[int, ...]], ...], add_neighbours: bool):
     """PCA of the words (name, piece ids), with each word's nearest tokens if asked; cached."""
     idx = index(model_name)

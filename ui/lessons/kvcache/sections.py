@@ -21,7 +21,7 @@ from lib.lessons import kvcache as K
 from lib.lessons.reference import MORE_MODELS, REFERENCE_MODELS, SEED_000_KV_TABLE
 from lib.model import arithmetic as A
 from ui.lessons.kvcache.figures import timing_figure
-from ui.shell.cache import get_model
+from ui.shell.cache import derived, get_model, per_model
 from ui.shell.core import big, num, t
 from ui.views import browser, figures
 from ui.views.export import modebar_config
@@ -255,7 +255,7 @@ def fact_check_section() -> None:
 # ------------------------------------------------------------------------------------ the live model
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@derived
 def measured(model_name: str, text: str, tokens: int) -> tuple[K.CacheMeasurement, int]:
     """The live model's real cache over `tokens` tokens of the learner's text (repeated as needed,
     random ids with a fixed seed if it is empty), and how many tokens the text gave."""
@@ -264,12 +264,12 @@ def measured(model_name: str, text: str, tokens: int) -> tuple[K.CacheMeasuremen
     return K.measure_cache(lm, tokens, token_ids=ids), len(ids)
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@per_model
 def timings(model_name: str) -> tuple[K.TimingRow, ...]:
     return K.time_prefill_decode(get_model(model_name), TIMING_PROMPTS, TIMING_NEW_TOKENS)
 
 
-@st.cache_resource(max_entries=1, show_spinner=False)
+@derived
 def bandwidth() -> K.Bandwidth:
     """This machine's copy bandwidth, measured once per server."""
     return K.memory_bandwidth(BANDWIDTH_BUFFER)

@@ -23,7 +23,7 @@ from lib.model.models import ModelInfo
 from lib.model.tokens import readable_tokens
 from lib.serving.payload import pack_u16
 from ui.lessons.position.figures import token_labels
-from ui.shell.cache import get_model
+from ui.shell.cache import derived, get_model
 from ui.shell.core import num, t
 from ui.views.export import modebar_config
 from ui.views.figures import PALETTE, colorscale, localized, subplot_layout
@@ -97,7 +97,7 @@ def slider(label: str, key: str, hi: int, default: int, notice: str, **values) -
 
 # ---------------------------------------------------------------- cached data
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@derived
 def shuffle_data(model_name: str, sentence: str, seed: int, base: float) -> tuple[list[str], rope.ShuffleDemo, int]:
     """(tokens, demo, total tokens) of the shuffled-sentence demonstration on the model's embeddings."""
     lm = get_model(model_name)

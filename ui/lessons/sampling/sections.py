@@ -21,7 +21,7 @@ from lib.lessons.loss import TextLoss, capture_loss
 from lib.model.tokens import readable_tokens
 from lib.serving.payload import pack_u16
 from ui.lessons.sampling.figures import GREY, plotly_text, step_figure, times_figure
-from ui.shell.cache import get_capture, get_model
+from ui.shell.cache import derived, get_capture, get_model, per_model
 from ui.shell.core import num, t
 from ui.views.export import modebar_config
 from ui.views.figures import PALETTE
@@ -135,7 +135,7 @@ def max_new_widget() -> int:
 
 # ---------------------------------------------------------------- generation
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@derived
 def generation(model_name: str, text: str, max_tokens: int, max_new: int, temperature: float, top_k: int,
                top_p: float, seed: int) -> Generation:
     """One generation per set of plain values: pressing the button again, or moving a slider
@@ -229,7 +229,7 @@ def step_view(gen: Generation) -> None:
     live_chart(step_figure(gen, index, step_labels), key="sampling.step_chart")
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
+@per_model
 def weights_bytes(model_name: str) -> int:
     """Bytes of every weight tensor: what each generated token reads from memory once more."""
     return int(sum(p.numel() * p.element_size() for p in get_model(model_name).model.parameters()))
@@ -268,7 +268,7 @@ def stop_line(gen: Generation) -> str:
 
 # ---------------------------------------------------------------- loss
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@derived
 def loss_of(model_name: str, text: str, max_tokens: int) -> tuple[TextLoss, tuple[str, ...]]:
     """The loss of the learner's text from the cached capture, with the model's top guesses as text."""
     cap = get_capture(model_name, text, max_tokens)

@@ -22,7 +22,7 @@ from lib.course.i18n import ASSETS
 from lib.lessons import bpe, bpe_replay
 from lib.model.tokens import show_bytes
 from lib.serving.payload import pack_ints
-from ui.shell.cache import get_model
+from ui.shell.cache import derived, get_model, per_model
 from ui.shell.core import num, t
 from ui.views.export import modebar_config
 from ui.views.figures import PALETTE
@@ -75,13 +75,13 @@ def build_corpus(sources: list[str], learner: str) -> tuple[str, list[tuple[str,
     return "\n\n".join(parts), notes
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@derived
 def get_training(corpus: str, pattern: str) -> bpe.Training:
     """Train once up to MAX_MERGES; a smaller target is a prefix of the same merges."""
     return bpe.train(corpus, bpe.N_BYTES + MAX_MERGES, pattern)
 
 
-@st.cache_resource(max_entries=3, show_spinner=False)
+@per_model
 def get_bpe_model(model_name: str) -> tuple[bpe_replay.ByteLevelBPE | None, str, str]:
     """(model, "", "") or (None, reason code, detail) for a tokenizer that cannot be replayed."""
     try:
@@ -90,13 +90,13 @@ def get_bpe_model(model_name: str) -> tuple[bpe_replay.ByteLevelBPE | None, str,
         return None, e.code, e.detail
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@derived
 def get_replay(model_name: str, text: str) -> bpe_replay.Replay:
     model, _, _ = get_bpe_model(model_name)
     return bpe_replay.replay(text, model)
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
+@per_model
 def language_costs(model_name: str) -> pd.DataFrame:
     """Tokens of each built-in paragraph in Italian and in English, with the tokenizer itself."""
     tok = get_model(model_name).tokenizer
