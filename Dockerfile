@@ -60,8 +60,11 @@ RUN --mount=type=cache,target=/root/.cache/pip \
     mkdir -p static/vendor; \
     rm -rf /tmp/proxy-ca /tmp/proxy-ca-bundle.pem
 
-# The conversion needs only lib/: edits of pages, texts or tests do not convert again.
-COPY lib/ lib/
+# The conversion needs only the model's package and the settings it reads (what
+# lib.model.models imports): edits of the lessons, pages, texts or tests do not convert again.
+COPY lib/__init__.py lib/
+COPY lib/model/ lib/model/
+COPY lib/serving/__init__.py lib/serving/settings.py lib/serving/
 # The built-in models (SmolLM2 and Gemma 3 270M), converted once (the running server only reads them).
 # Readable by the server's user: the conversion leaves its folders to their owner (mode 700).
 RUN .venv/bin/python -c "from lib.model.models import EMBEDDED_MODELS, convert_gguf; [print(convert_gguf(name=n)) for n in EMBEDDED_MODELS]" \
