@@ -33,8 +33,12 @@ def _walk(value: Any, seen: set[int]) -> int:
     if id(value) in seen:
         return 0
     seen.add(id(value))
-    if isinstance(value, (str, bytes, bytearray, memoryview)):
-        return len(value) if not isinstance(value, str) else len(value.encode("utf-8", "surrogatepass"))
+    if isinstance(value, str):
+        return len(value.encode("utf-8", "surrogatepass"))
+    if isinstance(value, (bytes, bytearray)):
+        return len(value)
+    if isinstance(value, memoryview):
+        return value.nbytes
     if isinstance(value, (np.ndarray, np.generic)):
         return int(value.nbytes)
     kind = type(value).__module__.split(".", 1)[0]

@@ -80,7 +80,7 @@ def freeze_after_first_run(page: str) -> None:
     _freeze_long_lived()
 
 SETTINGS = Settings.from_env()
-CACHE: ByteBudgetCache[Any] = ByteBudgetCache(SETTINGS.cache_budget_bytes, lambda v: v.nbytes if isinstance(v, Capture) else nbytes(v))
+CACHE: ByteBudgetCache[Any] = ByteBudgetCache(SETTINGS.cache_budget_bytes, nbytes)  # a capture says its own size
 
 _models: dict[str, LoadedModel] = {}
 _models_lock = threading.Lock()
