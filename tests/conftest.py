@@ -153,6 +153,15 @@ def real_gemma():
 
 
 @pytest.fixture(scope="session")
+def image() -> str:
+    """The app's image, built by `make image` with podman once per test process (tests/image_build.py):
+    test_image.py runs it alone, test_compose.py in the school-server stack."""
+    from tests import image_build
+
+    return image_build.built()
+
+
+@pytest.fixture(scope="session")
 def postgres():
     """A real PostgreSQL server for the whole run (drivers/postgres.py), stopped at the end.
 

@@ -10,6 +10,8 @@ import shutil
 import subprocess
 import time
 
+import pytest
+
 from drivers.browser import REPO
 
 IMAGE = "inside-transformer"
@@ -28,6 +30,25 @@ def make_image(podman_flags: str | None = None) -> tuple[int, str]:
                        text=True, timeout=BUILD_TIMEOUT_S)
     print(f"\n[image] make image: {time.monotonic() - start:.0f} s")
     return r.returncode, (r.stdout + r.stderr)[-6000:]
+
+
+def need(tool: str) -> str:
+    """The path of `tool`; a missing one fails the test under CI=true and skips it elsewhere."""
+    path = shutil.which(tool)
+    if path is None:
+        reason = f"{tool} is missing: run `make test` as root (scripts/setup.sh --test installs it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and {reason}", pytrace=False)
+        pytest.skip(reason)
+    return path
+
+
+def built() -> str:
+    """The image's name, once `make image` has built it (the `image` fixture, tests/conftest.py)."""
+    need("podman")
+    status, output = make_image(podman_flags())
+    assert status == 0, output
+    return IMAGE
 
 
 def podman_flags() -> str | None:

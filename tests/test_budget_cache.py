@@ -238,3 +238,16 @@ def test_sizes_count_what_a_value_holds_once():
     assert sizes.nbytes(Says()) == 7  # an object that knows what it holds says it
     module = torch.nn.Linear(100, 100)
     assert sizes.nbytes(module) < 1_000  # a model's module is the model's: not walked
+
+
+def test_a_chart_of_numbers_is_counted_number_by_number():
+    """A plotly figure's JSON: long lists of numbers, counted without walking each one (the same total)."""
+    import sys
+
+    numbers = [0.5 * i for i in range(10_000)] + [None, True, 3]
+    assert sizes.nbytes(numbers) == sys.getsizeof(numbers) + sum(sys.getsizeof(v) for v in numbers)
+    mixed = [1.5, "ab", [2.5]]
+    assert sizes.nbytes(mixed) == (sys.getsizeof(mixed) + sys.getsizeof(1.5) + 2
+                                   + sys.getsizeof(mixed[2]) + sys.getsizeof(2.5))
+    figure = {"data": [{"x": numbers, "y": numbers}]}
+    assert sizes.nbytes(figure) < 2 * sizes.nbytes(numbers)  # one list, referenced twice: counted once

@@ -22,7 +22,6 @@ import asyncio
 import json
 import os
 import secrets
-import shutil
 import signal
 import subprocess
 import threading
@@ -38,10 +37,8 @@ from drivers.stclient import Learner
 from lib.course import i18n
 from tests import image_build
 
-IMAGE = "inside-transformer"
 LOCAL_BASE = "localhost/inside-transformer-base:bookworm-python3.11"  # deploy/build-image.sh's
 COMPOSE = REPO / "deploy" / "compose.yaml"
-BUILD_TIMEOUT_S = 3000
 START_TIMEOUT_S = 300
 CONTAINERS_CONF = """\
 [containers]
@@ -51,21 +48,11 @@ runtime = "runc"
 """
 
 
-def _need(tool: str) -> str:
-    path = shutil.which(tool)
-    if path is None:
-        reason = f"{tool} is missing: run `make test` as root (scripts/setup.sh --test installs it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and {reason}", pytrace=False)
-        pytest.skip(reason)
-    return path
-
-
 @pytest.fixture(scope="module")
 def docker_host(tmp_path_factory):
     """A podman API service of this module's own; yields its DOCKER_HOST and the podman env."""
-    _need("podman")
-    _need("docker-compose")
+    image_build.need("podman")
+    image_build.need("docker-compose")
     folder = tmp_path_factory.mktemp("podman-api")
     conf = folder / "containers.conf"
     conf.write_text(CONTAINERS_CONF)
@@ -86,15 +73,6 @@ def docker_host(tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-@pytest.fixture(scope="module")
-def image() -> str:
-    """`make image` with podman, once per test process (tests/image_build.py)."""
-    _need("podman")
-    status, output = image_build.make_image(image_build.podman_flags())
-    assert status == 0, output
-    return IMAGE
 
 
 def _base_image(env: dict) -> str:
@@ -139,7 +117,7 @@ def stack(image, docker_host, tmp_path_factory):
     ticker.start()
     start = time.monotonic()
     try:
-        r = run("up", "-d", timeout=BUILD_TIMEOUT_S)
+        r = run("up", "-d", timeout=image_build.BUILD_TIMEOUT_S)
         assert r.returncode == 0, log.read_text()[-6000:]
         deadline = time.monotonic() + START_TIMEOUT_S
         urls = [f"http://127.0.0.1:{p}" for p in (app1, app2, http)]
@@ -170,7 +148,7 @@ def _container(project_run, service: str) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(BUILD_TIMEOUT_S + 900)
+@pytest.mark.timeout(image_build.BUILD_TIMEOUT_S + 900)
 def test_a_class_through_nginx_is_counted_exactly_with_a_replica_stopped(stack):
     from lib.classroom.classroom import ClassStore
 

@@ -26,14 +26,13 @@ from pathlib import Path
 
 import pytest
 
-from drivers.browser import CHROMIUM, CHROMIUM_ARGS, REPO, _free_port, goto, healthy, track
+from drivers.browser import CHROMIUM, CHROMIUM_ARGS, _free_port, goto, healthy, track
 from drivers.stclient import Learner
 from lib.course import i18n
 from tests import image_build
 
 pytestmark = pytest.mark.slow
 
-IMAGE = "inside-transformer"
 UID = 10001
 # podman where crun refuses the machine's cgroup layout (deploy/build-image.sh builds with the same).
 PODMAN = ["podman", "--runtime", "runc"]
@@ -43,23 +42,10 @@ LESSON = "tokenization"
 
 
 def _podman() -> list[str]:
-    if shutil.which("podman") is None:
-        reason = "podman is missing: run `make test` as root (scripts/setup.sh --test installs it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and {reason}", pytrace=False)
-        pytest.skip(reason)
+    image_build.need("podman")
     if shutil.which("runc") is None:
         return ["podman"]
     return PODMAN
-
-
-@pytest.fixture(scope="module")
-def image() -> str:
-    """`make image` with podman, once per test process (tests/image_build.py)."""
-    _podman()
-    status, output = image_build.make_image(image_build.podman_flags())
-    assert status == 0, output
-    return IMAGE
 
 
 def _diff(podman: list[str], container: str) -> set[str]:

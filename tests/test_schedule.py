@@ -22,7 +22,8 @@ def _files(folder: Path, pattern: str) -> set[str]:
 def test_every_file_reading_a_shared_walk_is_in_its_group():
     walkers = _files(TESTS / "e2e", r"\bitalian_walk\b")
     renders = _files(TESTS, r"from tests\.renders import")
-    builders = _files(TESTS, r"image_build\.make_[i]mage\(")  # `make image` (tests/image_build.py; not this line)
+    # `make image` (tests/image_build.py): the files whose fixtures take the `image` fixture (tests/conftest.py)
+    builders = _files(TESTS, r"def \w+\((?:\w+, )*[i]mage[,)]")
     assert walkers and renders and len(builders) >= 2
     assert {f: schedule.GROUPS.get(f) for f in walkers} == dict.fromkeys(walkers, "italian walk")
     assert {f: schedule.GROUPS.get(f) for f in renders} == dict.fromkeys(renders, "page renders")

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 _SCALARS = (int, float, bool, complex, type(None))
+_SCALAR_TYPES = frozenset(_SCALARS)
 
 
 def nbytes(value: Any) -> int:
@@ -59,6 +60,8 @@ def _walk(value: Any, seen: set[int]) -> int:
     if isinstance(value, dict):
         return sys.getsizeof(value) + sum(_walk(k, seen) + _walk(v, seen) for k, v in value.items())
     if isinstance(value, (list, tuple, set, frozenset)):
+        if set(map(type, value)) <= _SCALAR_TYPES:  # a chart's numbers (plotly JSON): counted without the walk
+            return sys.getsizeof(value) + sum(map(sys.getsizeof, value))
         return sys.getsizeof(value) + sum(_walk(v, seen) for v in value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return sys.getsizeof(value) + sum(_walk(getattr(value, f.name), seen) for f in dataclasses.fields(value))

@@ -176,7 +176,8 @@ def derived(fn: F) -> F:
 
 # What a lesson prepares once per model (an embedding index, a tokenizer's merges, the model's
 # timings): part of the model's footprint, kept while the model is resident and let go with it,
-# not sized against the budget (Gemma 3's float16 unit rows alone are 335 MB).
+# not sized against the budget (Gemma 3's float16 unit rows alone are 335 MB). A ByteBudgetCache
+# with no bound in practice, for what it does besides: each key computed once for concurrent sessions.
 MODEL_DATA: ByteBudgetCache[Any] = ByteBudgetCache(2**62, lambda v: 0)
 
 
