@@ -20,6 +20,7 @@ export.install_modebar()  # every figure saves as PNG or SVG from its mode bar, 
 styles.render()  # wide lesson tables scroll in their own box on a phone
 page = nav.navigation()
 nav.follow_alias(page)  # `/numbers`, `/attenzione`...: the page they name, at its own address
+nav.note_shown(page)  # a section's run that names another page comes back to it (nav.back_to_shown)
 nav.not_found_notice(page)  # an address that names no page: the first lesson, and a notice saying so
 join.take_params(page)  # `?class=CODE` (and a teacher's key) leave the address before the share link's
 share.apply(page)  # a shared link's lesson values, text and model, before anything reads them

@@ -101,6 +101,8 @@ class Learner:
     reconnect: bool = False   # reconnect when the websocket closes (see the docstring)
     reconnects: int = 0       # how many times it did
     _asked: str = ""          # the storage component's last ask answered ("sid/count")
+    run_page: str = ""        # the page hash the last run read ran under (its new_session)
+    run_was_section: bool = False  # whether that run ran sections (fragments) only
     _states: dict[str, WidgetState] = field(default_factory=dict)  # by widget id
     _ws: Any = None
     _bytes: int = 0
@@ -183,12 +185,15 @@ class Learner:
         """A component (Streamlit components v2) calling `setTriggerValue(event, value)`: the rerun
         of its section, with the event's callback first."""
 
+        state = self.trigger_state(key, event, value)
+        return await self._rerun(name or f"trigger {key}", fragment_id=self.widget(key).fragment_id, trigger=state)
+
+    def trigger_state(self, key: str, event: str, value: Any = None) -> WidgetState:
+        """The WidgetState a component's `setTriggerValue(event, value)` sends."""
         from streamlit.components.v2.bidi_component.main import _make_trigger_id
 
-        w = self.widget(key)
-        state = WidgetState(id=_make_trigger_id(w.id, "events"),
-                            json_trigger_value=json.dumps([{"event": event, "value": value}]))
-        return await self._rerun(name or f"trigger {key}", fragment_id=w.fragment_id, trigger=state)
+        return WidgetState(id=_make_trigger_id(self.widget(key).id, "events"),
+                           json_trigger_value=json.dumps([{"event": event, "value": value}]))
 
     async def reach(self, section: str, name: str | None = None) -> Action:
         """Scroll to a section computed when reached (ui.views.follow.when_reached): its follower asks
@@ -381,15 +386,37 @@ class Learner:
         if not sid or ask == self._asked:
             return
         self._asked = ask
-        learner = data["learner"] if isinstance(data.get("learner"), str) else (self.storage.get(data.get("learnerEntry", "")) or "")
+        await self.trigger(STORE_KEY, "stored", self.stored(data, self.storage), name="storage")
+
+    @staticmethod
+    def stored(data: dict, storage: dict[str, str]) -> dict:
+        """What the storage component sends back for its drawing `data`, reading `storage` (the tab's
+        local storage), as static/components/progress_store.js does."""
+        learner = data["learner"] if isinstance(data.get("learner"), str) else (storage.get(data.get("learnerEntry", "")) or "")
 
         def at(prefix: str) -> str:
             return f"{prefix}.{learner}" if learner else prefix
 
-        await self.trigger(STORE_KEY, "stored", {
-            "sid": sid, "ask": data.get("unheard"), "learner": learner, "code": self.storage.get(at(data.get("progressEntry", ""))),
-            "text": self.storage.get(at(data.get("textEntry", ""))),
-            "klass": self.storage.get(at(data.get("classEntry", "")))}, name="storage")
+        return {"sid": data.get("sid"), "ask": data.get("unheard"), "learner": learner,
+                "code": storage.get(at(data.get("progressEntry", ""))), "text": storage.get(at(data.get("textEntry", ""))),
+                "klass": storage.get(at(data.get("classEntry", "")))}
+
+    async def send(self, page_hash: str = "", fragment_id: str = "", trigger: WidgetState | None = None) -> None:
+        """Send one rerun request and return at once, its run unread (`next_run` reads it): inputs
+        that reach the server while another one's run goes, as a quick browser's do."""
+        msg = BackMsg()
+        rs = msg.rerun_script
+        rs.query_string = self.query
+        rs.page_script_hash = page_hash or self.page_hash
+        rs.fragment_id = fragment_id
+        rs.widget_states.widgets.extend(list(self._states.values()) + ([trigger] if trigger else []))
+        await self._ws.send(msg.SerializeToString())
+
+    async def next_run(self) -> tuple[str, bool, int]:
+        """Read the next run to its end: (the page hash it ran under, whether it ran sections
+        only, its finish status)."""
+        status = await self._read_run()
+        return self.run_page, self.run_was_section, status
 
     async def _read_run(self) -> int:
         """Read messages until a run ends; return its status."""
@@ -407,6 +434,7 @@ class Learner:
             kind = fwd.WhichOneof("type")
             if kind == "new_session":
                 fragment_run = bool(fwd.metadata.run.fragment_ids)
+                self.run_page, self.run_was_section = fwd.new_session.page_script_hash, fragment_run
                 if not fragment_run:
                     self.elements.clear()
                     self.auto_reruns.clear()  # a full run declares its timed fragments anew

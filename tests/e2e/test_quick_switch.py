@@ -77,3 +77,50 @@ def test_a_section_of_a_page_left_behind_never_asks_for_its_rerun(page, app_url)
     runs.wait(lambda: runs.sent > before, APP_TIMEOUT_MS, "the section asking for its rerun")
     settle(page)
     expect(box).not_to_contain_text(pending, timeout=APP_TIMEOUT_MS)
+
+
+def test_an_ask_that_names_the_page_left_brings_the_lesson_back(app_url):
+    """The quick switch's last race, made exact over Streamlit's own protocol (no browser timing).
+
+    Traced in Chromium under load (2 of 40 quick switches beside five CPU-bound processes): the
+    progress store decided to ask just before the lesson's click and its ask left 18 ms after it,
+    naming the first page (Streamlit's frontend names the page it shows until the new page's run
+    starts). It reached the server during the lesson's run; Streamlit ran the store's section under
+    the first page after it, and the browser, told of a run of another page, emptied the lesson
+    for good. Here the same two requests go in the same order: the lesson's full run must come
+    back after the ask's run (ui.shell.nav.back_to_shown), and the browser's next ask be heard."""
+    import asyncio
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    from drivers.stclient import FINISHED, FRAGMENT_DONE, STORE_KEY, Learner
+
+    en = i18n.ui("en")
+
+    async def visit():
+        async with Learner(app_url, query="lang=en", timeout_s=APP_TIMEOUT_MS / 1000) as me:  # storage None: no ask answered by itself
+            await me.open()
+            first = me.page_hash
+            lesson = next(h for h, _, path in me.pages if path == "position")
+            store = me.widget(STORE_KEY)
+            ask = me.trigger_state(STORE_KEY, "stored", Learner.stored(json.loads(store.proto.json), {}))
+            await me.send(page_hash=lesson)                      # the click on the lesson
+            runs = [await me.next_run()]                          # its run has started when this returns... and ended
+            await me.send(page_hash=first, fragment_id=store.fragment_id, trigger=ask)  # the ask, naming the page left
+            while True:
+                runs.append(await me.next_run())
+                page, section, status = runs[-1]
+                if status == FINISHED or (status == FRAGMENT_DONE and page != lesson):
+                    break
+            # Streamlit dropped that ask's value with the page change; the lesson's run drew the store
+            # with a new count, and the browser asks again for it, under the lesson's page now.
+            await me.trigger(STORE_KEY, "stored", Learner.stored(json.loads(me.widget(STORE_KEY).proto.json), {}))
+            return me, lesson, first, runs
+
+    with ThreadPoolExecutor(1) as pool:  # its own thread: Playwright's loop may hold this one
+        me, lesson, first, runs = pool.submit(asyncio.run, visit()).result()
+    assert runs[0][:2] == (lesson, False), runs
+    assert (first, True) in [r[:2] for r in runs[1:]], runs  # the ask's section ran under the page left...
+    assert runs[-1] == (lesson, False, FINISHED), runs        # ...and the lesson's full run came after it
+    assert en["lesson.position.title"] in " ".join(me.texts())
+    assert isinstance(json.loads(me.widget(STORE_KEY).proto.json).get("save"), dict)  # the ask was heard

@@ -315,6 +315,7 @@ def learner_controls() -> None:
 def progress_section() -> None:
     """The sidebar's progress, the notices, and the browser's copy: one section (a keyed fragment)
     that a quiz answer reruns alone, with the question's own section."""
+    nav.back_to_shown()  # an ask sent just after a lesson's click names the page left
     ss = st.session_state
     if ss.pop("app.persist.rerun_page", False):
         st.rerun()  # progress (or the text) came back from the browser: the page shows it too

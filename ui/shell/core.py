@@ -261,6 +261,12 @@ def learned_positions(model: str) -> np.ndarray | None:
     return learned_position_table(get_model(model))
 
 
+def page_hash() -> str:
+    """The script hash of the page this run is for (in a section's run, the page the browser named)."""
+    ctx = get_script_run_ctx()
+    return ctx.page_script_hash if ctx is not None else ""
+
+
 def deferring() -> bool:
     """Whether sections below the first screen wait until the learner reaches them: in a browser,
     yes; in a session without HTTP headers (AppTest), no, everything is computed at once.

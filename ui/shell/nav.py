@@ -9,12 +9,15 @@ the navigation that app.py turns into the real one at once (`follow_alias`), que
 from __future__ import annotations
 
 import copy
+import logging
 import threading
 from dataclasses import dataclass
 
 import streamlit as st
 
-from ui.shell.core import lang, t
+from ui.shell.core import lang, page_hash, t
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,32 @@ def follow_alias(page) -> None:
     target = getattr(page, "itt_target", None)
     if target is not None:
         st.switch_page(target, query_params=st.query_params.to_dict())
+
+
+SHOWN = "app.page_shown"  # (its page hash, its st.Page): the page the session's last full run drew
+
+
+def note_shown(page) -> None:
+    """In a full run, after st.navigation: `page` is the page this run draws (see `back_to_shown`)."""
+    st.session_state[SHOWN] = (page_hash(), page)
+
+
+def back_to_shown() -> None:
+    """At the top of a section the browser reruns on its own (the progress store's ask): if this run
+    names another page than the one the session's last full run drew, switch to the page drawn.
+
+    Streamlit's frontend names the page it shows in every rerun it asks for until a new page's run
+    starts. An ask the browser decided on just before a lesson's click, and sent just after it
+    (traced under load: 18 ms after), reaches the server once the lesson's run has started;
+    Streamlit then runs the section under the old page, after the lesson's run, and the browser,
+    told of a run of another page, empties the lesson's main area for good (docs/architecture.md,
+    "A lesson switched to at once"). Streamlit drops the ask's value with the change of page; the
+    lesson's full run draws the page again, and the store with a new count, which the browser asks
+    for again, naming the lesson's page."""
+    shown = st.session_state.get(SHOWN)
+    if shown is not None and page_hash() != shown[0]:
+        log.info("a section's run named another page than the one shown; back to %s", shown[1].url_path or "/")
+        st.switch_page(shown[1])
 
 
 def next_step(lesson_id: str) -> Lesson:

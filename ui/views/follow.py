@@ -25,7 +25,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from ui.shell import core
+from ui.shell import core, nav
 from ui.shell.core import t
 from ui.views import browser
 
@@ -52,6 +52,7 @@ def following(name: str, drawn: str, key: str, on_stale=_nothing) -> Iterator[No
     """The body of a section (a fragment) that drew `drawn` for the choice `name`: held in a container
     `key`, rerun when any of it is in sight (or within 600 px) and the page's choice is another.
     `on_stale()` runs before that rerun."""
+    nav.back_to_shown()  # a follower's ask sent just after a lesson's click names the page left
     with st.container(key=key):
         _follow(key=f"{key}.follow", data={"name": name, "drawn": drawn, "within": css_class(key)},
                 on_stale_change=on_stale, height=0)
