@@ -258,7 +258,8 @@ class AppRuns:
             self.requests.append({w.id: getattr(w, w.WhichOneof("value")) if w.WhichOneof("value") else None
                                   for w in msg.rerun_script.widget_states.widgets})
             self.quiet = False
-            self._note("rerun requested" + (" (fragment)" if msg.rerun_script.fragment_id else ""))
+            self._note("rerun requested" + (" (fragment)" if msg.rerun_script.fragment_id else "")
+                       + f" page {msg.rerun_script.page_script_hash[:6] or '-'}")
             self._last_sent = self._tick
 
     def _on_received(self, payload) -> None:
@@ -274,7 +275,8 @@ class AppRuns:
             # One run at a time per session: a start ends any run before it, even one whose
             # finish the server never sends (a ScriptRunner replaced mid-run stays silent).
             self._running = {run}
-            self._note(f"start {run[:8]}")
+            self._note(f"start {run[:8]} page {msg.new_session.page_script_hash[:6]}"
+                       + (" (fragment)" if msg.metadata.run.fragment_ids else ""))
             self._last_start = self._tick
         elif kind == "script_finished":
             self.finished += 1

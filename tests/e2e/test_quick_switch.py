@@ -28,12 +28,16 @@ def test_a_lesson_opened_at_once_keeps_the_text(page, app_url):
     from playwright.sync_api import expect
 
     en = i18n.ui("en")
-    runs_of(page).reset()
+    runs = runs_of(page)
+    runs.reset()
     page.goto(f"{app_url}/?lang=en")
     link = page.locator('[data-testid="stSidebarNav"] a', has_text=en["lesson.position.title"]).first
     expect(link).to_be_visible(timeout=APP_TIMEOUT_MS)
     link.click()  # no wait for the progress mark: the race this test is about
-    expect(page.locator("h1", has_text=en["lesson.position.title"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
+    try:
+        expect(page.locator("h1", has_text=en["lesson.position.title"]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
+    except AssertionError as e:  # the runs the browser asked for and the server made say which race it was
+        raise AssertionError(f"{e}\nat {page.url}; runs:\n  " + "\n  ".join(runs.history)) from None
     page.wait_for_function("document.documentElement.dataset.ittProgress === 'ready'", timeout=APP_TIMEOUT_MS)
     settle(page)
     box = page.locator('[data-testid="stSidebar"] textarea').first
