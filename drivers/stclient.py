@@ -330,15 +330,7 @@ class Learner:
                      trigger: WidgetState | None = None, auto: bool = False, retry: bool = True) -> Action:
         start, bytes_before = time.perf_counter(), self._bytes
         while True:
-            msg = BackMsg()
-            rs = msg.rerun_script
-            rs.query_string = self.query
-            rs.page_name = page_name
-            rs.page_script_hash = page_hash or self.page_hash
-            rs.fragment_id = fragment_id
-            rs.is_auto_rerun = auto
-            states = list(self._states.values()) + ([trigger] if trigger else [])
-            rs.widget_states.widgets.extend(states)
+            msg = self._request(page_name, page_hash, fragment_id, trigger, auto)
             runs = 0
             try:
                 if self._ws is None:
@@ -404,13 +396,20 @@ class Learner:
     async def send(self, page_hash: str = "", fragment_id: str = "", trigger: WidgetState | None = None) -> None:
         """Send one rerun request and return at once, its run unread (`next_run` reads it): inputs
         that reach the server while another one's run goes, as a quick browser's do."""
+        await self._ws.send(self._request("", page_hash, fragment_id, trigger).SerializeToString())
+
+    def _request(self, page_name: str, page_hash: str, fragment_id: str, trigger: WidgetState | None,
+                 auto: bool = False) -> BackMsg:
+        """The browser's rerun request: its address, the page it names, every widget's value."""
         msg = BackMsg()
         rs = msg.rerun_script
         rs.query_string = self.query
+        rs.page_name = page_name
         rs.page_script_hash = page_hash or self.page_hash
         rs.fragment_id = fragment_id
+        rs.is_auto_rerun = auto
         rs.widget_states.widgets.extend(list(self._states.values()) + ([trigger] if trigger else []))
-        await self._ws.send(msg.SerializeToString())
+        return msg
 
     async def next_run(self) -> tuple[str, bool, int]:
         """Read the next run to its end: (the page hash it ran under, whether it ran sections

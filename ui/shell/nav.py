@@ -153,8 +153,9 @@ def note_shown(page) -> None:
 
 
 def back_to_shown() -> None:
-    """At the top of a section the browser reruns on its own (the progress store's ask): if this run
-    names another page than the one the session's last full run drew, switch to the page drawn.
+    """At the top of a section the browser reruns on its own (the progress store's ask, a
+    follower): if this run names another page than the one the session's last full run drew,
+    switch to the page drawn.
 
     Streamlit's frontend names the page it shows in every rerun it asks for until a new page's run
     starts. An ask the browser decided on just before a lesson's click, and sent just after it
