@@ -10,9 +10,8 @@ import shutil
 import subprocess
 import time
 
-import pytest
-
 from drivers.browser import REPO
+from tests.ci import skip_or_fail
 
 IMAGE = "inside-transformer"
 BUILD_TIMEOUT_S = 3000   # a cold build: base, pip install, model conversion (docs/deploy.md)
@@ -37,9 +36,7 @@ def need(tool: str) -> str:
     path = shutil.which(tool)
     if path is None:
         reason = f"{tool} is missing: run `make test` as root (scripts/setup.sh --test installs it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and {reason}", pytrace=False)
-        pytest.skip(reason)
+        skip_or_fail(reason)
     return path
 
 

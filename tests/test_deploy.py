@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.ci import skip_or_fail
+
 REPO = Path(__file__).resolve().parents[1]
 K8S = REPO / "deploy" / "k8s"
 K8S_DB = K8S / "postgres"  # the optional PostgreSQL for replicas sharing a class
@@ -245,9 +247,7 @@ def test_rendered_config_routes_by_cookie_and_upgrades_websockets():
 def test_nginx_accepts_the_rendered_config(tmp_path):
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.access(nginx, os.X_OK):
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true and nginx is missing: `make test` installs it as root", pytrace=False)
-        pytest.skip("nginx is missing: run `make test` as root or `apt-get install nginx`")
+        skip_or_fail("nginx is missing: run `make test` as root or `apt-get install nginx`")
     conf = render.write_standalone(tmp_path, [9001, 9002, 9003], "127.0.0.1:9000")
     r = subprocess.run([nginx, "-t", "-c", str(conf), "-p", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -270,9 +270,7 @@ def test_the_one_command_class_start_writes_a_config_nginx_accepts(tmp_path):
     `nginx -t` and sends learners to exactly the N replicas it starts."""
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.access(nginx, os.X_OK):
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true and nginx is missing: `make test` installs it as root", pytrace=False)
-        pytest.skip("nginx is missing: run `make test` as root or `apt-get install nginx`")
+        skip_or_fail("nginx is missing: run `make test` as root or `apt-get install nginx`")
     sys.path.insert(0, str(REPO / "scripts"))
     import replicas
 
@@ -390,9 +388,7 @@ def _nginx_in_front(prefix: Path, answer) -> Iterator[int]:
 
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.access(nginx, os.X_OK):
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true and nginx is missing: `make test` installs it as root", pytrace=False)
-        pytest.skip("nginx is missing: run `make test` as root or `apt-get install nginx`")
+        skip_or_fail("nginx is missing: run `make test` as root or `apt-get install nginx`")
     replica = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=replica.serve_forever, daemon=True).start()
     with socket.socket() as s:

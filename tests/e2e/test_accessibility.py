@@ -17,7 +17,6 @@ opened and drawn once for all four.
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
@@ -25,6 +24,7 @@ from lib.course import i18n
 from drivers import axe
 from tests.e2e import walk
 from drivers.browser import APP_TIMEOUT_MS, SERVER_WARM_TIMEOUT_MS, click, goto
+from tests.ci import skip_or_fail
 
 pytestmark = pytest.mark.e2e
 
@@ -98,9 +98,7 @@ def _serious(found: dict[str, list[dict]]) -> list[str]:
 def _need_axe() -> None:
     if not axe.vendored():
         reason = "static/vendor/axe.min.js is missing: run scripts/vendor_js.sh (needs npm)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
+        skip_or_fail(reason)
 
 
 def test_every_page_with_gemma_passes_axe_wcag21_aa(page, app_url):

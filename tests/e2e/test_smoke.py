@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import textwrap
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from lib.course import i18n
 from lib.lessons import bertviz_view
 from drivers.browser import APP_TIMEOUT_MS, goto, link_static, serve
+from tests.ci import skip_or_fail
 
 pytestmark = pytest.mark.e2e
 
@@ -48,9 +48,7 @@ def test_bertviz_renders_from_vendored_js(page, tmp_path):
     """The offline path end to end: require.js, d3 and jQuery come from /app/static."""
     if not bertviz_view.vendored():
         reason = "static/vendor is empty: run scripts/vendor_js.sh (needs npm)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
+        skip_or_fail(reason)
     app = tmp_path / "bertviz_app.py"
     app.write_text(textwrap.dedent(BERTVIZ_APP))
     link_static(tmp_path)  # static files are served from next to the script
