@@ -4,6 +4,7 @@ fails, so a check that must run there never passes by being skipped."""
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
@@ -20,3 +21,11 @@ def skip_or_fail(reason: str) -> None:
     if on_ci():
         pytest.fail(f"CI=true and {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+def need(tool: str) -> str:
+    """The path of the command `tool`; a missing one skips the test here and fails it on CI."""
+    path = shutil.which(tool)
+    if path is None:
+        skip_or_fail(f"{tool} is missing: run `make test` as root (scripts/setup.sh --test installs it)")
+    return path

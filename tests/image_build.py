@@ -11,7 +11,7 @@ import subprocess
 import time
 
 from drivers.browser import REPO
-from tests.ci import skip_or_fail
+from tests.ci import need
 
 IMAGE = "inside-transformer"
 BUILD_TIMEOUT_S = 3000   # a cold build: base, pip install, model conversion (docs/deploy.md)
@@ -29,15 +29,6 @@ def make_image(podman_flags: str | None = None) -> tuple[int, str]:
                        text=True, timeout=BUILD_TIMEOUT_S)
     print(f"\n[image] make image: {time.monotonic() - start:.0f} s")
     return r.returncode, (r.stdout + r.stderr)[-6000:]
-
-
-def need(tool: str) -> str:
-    """The path of `tool`; a missing one fails the test under CI=true and skips it elsewhere."""
-    path = shutil.which(tool)
-    if path is None:
-        reason = f"{tool} is missing: run `make test` as root (scripts/setup.sh --test installs it)"
-        skip_or_fail(reason)
-    return path
 
 
 def built() -> str:

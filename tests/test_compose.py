@@ -36,6 +36,7 @@ from drivers.browser import REPO, _free_port, healthy
 from drivers.stclient import Learner
 from lib.course import i18n
 from tests import image_build
+from tests.ci import need
 
 LOCAL_BASE = "localhost/inside-transformer-base:bookworm-python3.11"  # deploy/build-image.sh's
 COMPOSE = REPO / "deploy" / "compose.yaml"
@@ -51,8 +52,8 @@ runtime = "runc"
 @pytest.fixture(scope="module")
 def docker_host(tmp_path_factory):
     """A podman API service of this module's own; yields its DOCKER_HOST and the podman env."""
-    image_build.need("podman")
-    image_build.need("docker-compose")
+    need("podman")
+    need("docker-compose")
     folder = tmp_path_factory.mktemp("podman-api")
     conf = folder / "containers.conf"
     conf.write_text(CONTAINERS_CONF)

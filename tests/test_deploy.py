@@ -244,10 +244,16 @@ def test_rendered_config_routes_by_cookie_and_upgrades_websockets():
         render.site([])
 
 
-def test_nginx_accepts_the_rendered_config(tmp_path):
+def _nginx() -> str:
+    """Debian's nginx; a missing one skips the test here and fails it on CI."""
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.access(nginx, os.X_OK):
         skip_or_fail("nginx is missing: run `make test` as root or `apt-get install nginx`")
+    return nginx
+
+
+def test_nginx_accepts_the_rendered_config(tmp_path):
+    nginx = _nginx()
     conf = render.write_standalone(tmp_path, [9001, 9002, 9003], "127.0.0.1:9000")
     r = subprocess.run([nginx, "-t", "-c", str(conf), "-p", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -268,9 +274,7 @@ def test_the_server_does_not_watch_its_source_files():
 def test_the_one_command_class_start_writes_a_config_nginx_accepts(tmp_path):
     """`make replicas N=2` (scripts/replicas.py): the configuration it starts nginx with passes
     `nginx -t` and sends learners to exactly the N replicas it starts."""
-    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    if not os.access(nginx, os.X_OK):
-        skip_or_fail("nginx is missing: run `make test` as root or `apt-get install nginx`")
+    nginx = _nginx()
     sys.path.insert(0, str(REPO / "scripts"))
     import replicas
 
@@ -386,9 +390,7 @@ def _nginx_in_front(prefix: Path, answer) -> Iterator[int]:
         def log_message(self, *args):
             pass
 
-    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    if not os.access(nginx, os.X_OK):
-        skip_or_fail("nginx is missing: run `make test` as root or `apt-get install nginx`")
+    nginx = _nginx()
     replica = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=replica.serve_forever, daemon=True).start()
     with socket.socket() as s:

@@ -30,6 +30,7 @@ from drivers.browser import CHROMIUM, CHROMIUM_ARGS, _free_port, goto, healthy, 
 from drivers.stclient import Learner
 from lib.course import i18n
 from tests import image_build
+from tests.ci import need
 
 pytestmark = pytest.mark.slow
 
@@ -42,7 +43,7 @@ LESSON = "tokenization"
 
 
 def _podman() -> list[str]:
-    image_build.need("podman")
+    need("podman")
     if shutil.which("runc") is None:
         return ["podman"]
     return PODMAN

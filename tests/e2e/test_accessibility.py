@@ -17,7 +17,6 @@ opened and drawn once for all four.
 
 from __future__ import annotations
 
-
 import pytest
 
 from lib.course import i18n
