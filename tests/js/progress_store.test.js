@@ -1,8 +1,19 @@
 // static/components/progress_store.js: the browser asks once per run that has not heard it, never
 // twice for one, and only while no run is going or asked for.
-import { test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import store, { askFor, resend } from "../../static/components/progress_store.js";
+
+// An ask sent starts the store's watch: a look every resend.ms (10 s), three times. Those timers
+// are cleared once the file's tests are done, so node's runner does not sit them out (30 s).
+const timers = new Set();
+const setTimer = globalThis.setTimeout;
+globalThis.setTimeout = (fn, ms, ...args) => {
+  const timer = setTimer(() => { timers.delete(timer); fn(...args); }, ms);
+  timers.add(timer);
+  return timer;
+};
+after(() => timers.forEach(clearTimeout));
 
 function browser(state = "notRunning") {
   const kept = new Map([["itt.progress", "CODE"], ["itt.text", "a text"]]);
