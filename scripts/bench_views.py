@@ -77,9 +77,12 @@ WIDGETS: dict[str, tuple[Spec, ...]] = {
     "block": (Spec("block.norm_layer"), Spec("block.norm_token", "select"), Spec("block.resid_token", "select"),
               Spec("block.mlp_layer"), Spec("block.lens_layer"), Spec("block.lens_pos", "select")),
     "sampling": (Spec("sampling.temperature"), Spec("sampling.top_k", "number"), Spec("sampling.top_p"),
-                 Spec("sampling.seed", "number"), Spec("sampling.gen_step", prepare="sampling.generate")),
+                 Spec("sampling.seed", "number")),
     "kvcache": (Spec("kvcache.context_pick"),),
 }
+# A button whose run brings a view of its own, pressed once the lesson's other controls are moved:
+# the generation's step view comes with "Generate".
+PRESSED = {"sampling": "sampling.generate"}
 # 64 tokens on the default model (SmolLM2's tokenizer; checked at start by `token_count`).
 TEXT = ("The old lighthouse keeper climbed the stairs every evening to light the lamp. Ships passing in the "
         "night saw the beam sweep across the water and knew the rocks were near. One winter the storm lasted "
@@ -375,27 +378,42 @@ def move_view_control(page, wire: Wire, server: Server, loc, info: dict, lesson:
     return finished(m, server, wire, cpu0, frames0, moves)
 
 
+def press(page, key: str) -> str | None:
+    """Click the button `key` and wait for its run: None, or why it could not be pressed."""
+    runs = runs_of(page)
+    button = page.locator(f".st-key-{key.replace('.', '-')} button")
+    if button.count() == 0:
+        return f"{key} not on the page"
+    settle(page, TIMEOUT_MS)
+    before = runs.mark()
+    button.first.click()
+    runs.wait(lambda: runs.sent > before, TIMEOUT_MS, f"{key}'s run")
+    settle(page, TIMEOUT_MS)
+    return None
+
+
+def move_views(page, wire: Wire, server: Server, lesson: str, moves: int, moved: list, done: set) -> None:
+    """Every usable control of the views on the page not moved yet (`done`: their descriptions)."""
+    controls = page.locator(VIEW_CONTROLS)
+    for i in range(controls.count()):
+        loc = controls.nth(i)
+        info = loc.evaluate(DESCRIBE_JS)
+        seen = repr(sorted(info.items()))
+        if not info["usable"] or seen in done:
+            continue
+        done.add(seen)
+        moved.append(move_view_control(page, wire, server, loc, info, lesson, moves))
+        mv = moved[-1]
+        print(f"  view {mv.name}: " + ", ".join(f"{x:.0f}" for x in mv.ms), file=sys.stderr)
+
+
 def move_widget(page, wire: Wire, server: Server, spec, lesson: str, moves: int) -> Moves | None:
     """A Streamlit widget of bench_ui's list, moved as bench_ui moves it, timed as a view's control."""
     runs = runs_of(page)
     box = page.locator(f".st-key-{spec.key.replace('.', '-')}")
-    if box.count() == 0 and not spec.prepare:
+    if box.count() == 0:
         return None  # gone (moved into a view); a section reached late was drawn: the visit scrolled to the end
     m = Moves(lesson, spec.key, "streamlit")
-    if spec.prepare and box.count() == 0:
-        button = page.locator(f".st-key-{spec.prepare.replace('.', '-')} button")
-        if button.count() == 0:
-            m.notes.add(f"{spec.prepare} not on the page")
-            return m
-        settle(page, TIMEOUT_MS)
-        before = runs.mark()
-        button.first.click()
-        runs.wait(lambda: runs.sent > before, TIMEOUT_MS, "the preparing click's rerun")
-        settle(page, TIMEOUT_MS)
-        box = page.locator(f".st-key-{spec.key.replace('.', '-')}")
-        if box.count() == 0:
-            m.notes.add("not on the page after " + spec.prepare)
-            return m
     box.first.scroll_into_view_if_needed(timeout=TIMEOUT_MS)
     control = bench_ui.Control(page, box.first, spec.kind)
     frames0, cpu0 = wire.sent_frames, server.cpu_ms()
@@ -544,21 +562,20 @@ def main() -> None:
             v = visits[-1]
             print(f"{lesson}: first screen {ms(v.first_ms)}, settled {ms(v.settled_ms)}, "
                   f"{kb(v.received_settled)} / {kb(v.received_visit)}", file=sys.stderr)
-            controls = page.locator(VIEW_CONTROLS)
-            for i in range(controls.count()):
-                loc = controls.nth(i)
-                info = loc.evaluate(DESCRIBE_JS)
-                if not info["usable"]:
-                    continue
-                moved.append(move_view_control(page, wire, server, loc, info, lesson, args.moves))
-                mv = moved[-1]
-                print(f"  view {mv.name}: " + ", ".join(f"{x:.0f}" for x in mv.ms), file=sys.stderr)
+            done: set = set()
+            move_views(page, wire, server, lesson, args.moves, moved, done)
             if not args.no_widgets:
                 for spec in WIDGETS[lesson]:
                     mv = move_widget(page, wire, server, spec, lesson, args.widget_moves or args.moves)
                     if mv is not None:
                         moved.append(mv)
                         print(f"  widget {mv.name}: " + ", ".join(f"{x:.0f}" for x in mv.ms), file=sys.stderr)
+            if lesson in PRESSED:
+                missing = press(page, PRESSED[lesson])
+                if missing:
+                    print(f"  {missing}", file=sys.stderr)
+                else:
+                    move_views(page, wire, server, lesson, args.moves, moved, done)
         machine1, own1 = psutil.cpu_times(), own_cpu_s()
         browser.close()
 

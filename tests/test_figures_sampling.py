@@ -4,6 +4,8 @@ model: the generation is written by hand."""
 
 from __future__ import annotations
 
+import json
+
 from lib.lessons.generate import Generation, Step
 from ui.lessons.sampling import figures as F
 from ui.views.figures import PALETTE
@@ -21,24 +23,19 @@ def _generation() -> Generation:
                       steps=steps, stop="max_tokens", text=" cat sat.", temperature=1.0, top_k=50, top_p=0.9, seed=0)
 
 
-def test_a_token_keeps_its_text_in_plotly_with_only_the_angle_brackets_escaped():
-    assert F.plotly_text("<b>&\"x\"") == "&lt;b&gt;&\"x\""
-    assert F.plotly_text("␣plain") == "␣plain"
-
-
-def test_a_step_sets_the_models_probabilities_beside_the_final_ones_and_marks_the_drawn_token():
-    labels = {"model": "the model", "final": "after the filters", "y": "probability", "title": "step 2"}
-    fig = F.step_figure(_generation(), 1, labels)
-    model, final = fig.data
-    assert list(model.x) == list(final.x) == [0, 1, 2]
-    assert list(model.y) == [0.45, 0.4, 0.15] and list(final.y) == [0.3, 0.5, 0.2]  # the step's own order
-    assert (model.name, final.name) == ("the model", "after the filters")
-    assert model.marker.color == F.GREY
-    assert list(final.marker.color) == [PALETTE[0], PALETTE[3], PALETTE[0]]  # the drawn token, id 6
-    assert list(fig.layout.xaxis.tickvals) == [0, 1, 2]
-    assert list(fig.layout.xaxis.ticktext) == ["&lt;s&gt;", "␣sat", "b"]
-    assert fig.layout.title.text == "step 2" and fig.layout.yaxis.title.text == "probability"
-    assert list(fig.layout.yaxis.range) == [0, 1.05] and fig.layout.barmode == "group"
+def test_the_steps_view_gets_every_steps_candidates_in_the_models_order_with_the_drawn_token():
+    labels = {"step": "step", "title": "Step {step}: {token} ({p})", "model": "the model", "final": "after",
+              "y": "probability", "rank": "rank", "token": "token", "table": "table", "unavailable": "none"}
+    data = F.steps_data(_generation(), labels, "it", "k1")
+    assert (data["key"], data["lang"], data["labels"]) == ("k1", "it", labels)
+    assert len(data["steps"]) == 3
+    second = data["steps"][1]
+    assert second == {"token": "␣sat", "token_id": 6, "prob": 0.5, "ids": [7, 6, 9], "tokens": ["<s>", "␣sat", "b"],
+                      "model": [0.45, 0.4, 0.15], "final": [0.3, 0.5, 0.2]}  # the step's own order, tokens as text
+    assert data["layout"]["yaxis"] == {"title": {"text": "probability"}, "range": [0, 1.05]}
+    assert data["layout"]["barmode"] == "group"
+    assert data["grey"] == F.GREY and data["palette"] == list(PALETTE)
+    json.dumps(data)  # sent as JSON: plain numbers and strings only
 
 
 def test_the_times_chart_has_a_bar_per_token_in_ms_the_first_apart():

@@ -138,15 +138,17 @@ def test_generation_is_greedy_generate_and_survives_slider_moves(real, monkeypat
     for key in ("sampling.gen.ttft", "sampling.gen.per_token", "sampling.gen.prompt_tokens"):
         assert metric(at, key) not in ("", "—")
     assert len(chart(at, "sampling.times_chart")["data"][0]["x"]) == 4
-    # Moving the filters or the step slider reads the stored generation: no model run.
+    # Every step goes to the browser's step view at once (its slider is answered there), as stored.
+    steps = view_data(at, "sampling.steps_view")["steps"]
+    assert [s["token_id"] for s in steps] == list(gen.token_ids)
+    assert steps[2]["final"] == list(gen.steps[2].top_probs) and steps[2]["ids"] == list(gen.steps[2].top_ids)
+    # A rerun (another widget moved) reads the stored generation: no model run, the same view.
     with pytest.MonkeyPatch.context() as mp:
         no_model_runs(mp)
-        at.slider(key="sampling.gen_step").set_value(3)
         at.run()
         assert not at.exception, at.exception
         assert "gen-chips" in html_bodies(at)
-        title = chart(at, "sampling.step_chart")["layout"]["title"]["text"].replace("<br>", " ")
-        assert title.startswith(i18n.fill(prefix(labels["sampling.gen.step_title"]) + "{step}", step="3"))
+        assert view_data(at, "sampling.steps_view")["steps"] == steps
     # A new text makes the stored generation stale: a message, not a run.
     at.text_area(key="app.text").set_value("Another text")
     at.run()

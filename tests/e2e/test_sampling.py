@@ -8,6 +8,8 @@ server, which writes with them. A reload keeps the settings (the page store, in 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from lib.course import i18n
@@ -81,6 +83,19 @@ def test_the_filters_answer_in_the_browser_and_generate_carries_them(page, app_u
     expect(page.locator(".gen-chips").first).to_be_visible(timeout=APP_TIMEOUT_MS)
     settings = i18n.fill(en["sampling.gen.settings"], temperature="2", top_k="50", top_p="0", seed="123")
     expect(page.get_by_text(settings.split(",")[0]).first).to_be_visible(timeout=APP_TIMEOUT_MS)
+    # The step to inspect, in the browser (static/views/generation.js): the last step by keyboard,
+    # its chart named for it, and nothing sent to the server.
+    steps_view = page.locator('[data-testid="ittView"][data-view="generation"]')
+    expect(steps_view).to_have_attribute("data-drawn", "1", timeout=APP_TIMEOUT_MS)
+    settle(page)
+    sent = runs_of(page).sent
+    step = steps_view.get_by_role("slider", name=en["sampling.gen.step"])
+    step.focus()
+    step.press("End")
+    expect(steps_view).to_have_attribute("data-drawn", "3")
+    name = i18n.fill(en["sampling.gen.step_title"], step="3", token="", p="").split("“")[0]
+    expect(steps_view.get_by_role("figure")).to_have_attribute("aria-label", re.compile("^" + re.escape(name)))
+    assert runs_of(page).sent == sent, "a step move sent something to the server"
 
     # A reload finds the settings where the learner left them.
     page.reload()

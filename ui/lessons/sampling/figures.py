@@ -1,6 +1,6 @@
-"""The sampling lesson's figures drawn by the server: plotly figures from a stored generation, with
-already-translated labels. No streamlit here: each builder is tested on its data alone
-(tests/test_figures_sampling.py).
+"""The sampling lesson's figures from a stored generation, with already-translated labels: the time
+per token, drawn by the server, and the data of the browser's view of each step. No streamlit here:
+each builder is tested on its data alone (tests/test_figures_sampling.py).
 """
 
 from __future__ import annotations
@@ -8,37 +8,28 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from lib.lessons.generate import Generation
-from ui.views.figures import PALETTE, quick
+from ui.views.figures import PALETTE
 
 GREY = "#B8B8B8"  # the model's own distribution, before the filters
 
 
-def plotly_text(token: str) -> str:
-    """A token for a plotly label: plotly reads <...> as tags and decodes &lt; and &gt; (but not
-    every entity: html.escape's &quot; would show as it is), so only the angle brackets change.
+def steps_data(gen: Generation, labels: dict[str, str], lang: str, key: str) -> dict:
+    """What the browser view of a generation's steps draws from (static/views/generation.js): every
+    step's candidates with the model's probabilities and the final ones after the filters, sent once
+    with the generation (a few kilobytes); the step slider is answered in the browser. `labels`:
+    "step", "title" (a template of {step}, {token} and {p}), "model", "final", "y", "rank", "token",
+    "table", "unavailable".
 
-    Example: plotly_text("<b>&") -> "&lt;b&gt;&"
+    Example: steps_data(gen, labels, "en", "k")["steps"][0]["model"] == list(gen.steps[0].top_model)
     """
-    return token.replace("<", "&lt;").replace(">", "&gt;")
-
-
-def step_figure(gen: Generation, index: int, labels: dict[str, str]) -> go.Figure:
-    """One step of a generation: the model's probabilities of its top candidates beside the final
-    ones after the filters, the token drawn in its own colour."""
-    # Built as plain plotly JSON (ui.views.figures.quick): the step slider redraws it at each move.
-    s = gen.steps[index]
-    x = list(range(len(s.top_ids)))
-    colors = [PALETTE[3] if i == s.token_id else PALETTE[0] for i in s.top_ids]
-    data = [{"type": "bar", "x": x, "y": list(map(float, s.top_model)), "name": labels["model"],
-             "marker": {"color": GREY}},
-            {"type": "bar", "x": x, "y": list(map(float, s.top_probs)), "name": labels["final"],
-             "marker": {"color": colors}}]
-    return quick(data, {"title": {"text": labels["title"]}, "barmode": "group", "height": 340,
-                        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-                        "yaxis": {"title": {"text": labels["y"]}, "range": [0, 1.05]},
-                        "legend": {"orientation": "h", "y": -0.4},
-                        "xaxis": {"tickvals": x, "ticktext": [plotly_text(tok) for tok in s.top_tokens],
-                                  "tickangle": -45}})
+    steps = [{"token": s.token, "token_id": int(s.token_id), "prob": float(s.prob), "ids": [int(i) for i in s.top_ids],
+              "tokens": list(s.top_tokens), "model": [float(p) for p in s.top_model],
+              "final": [float(p) for p in s.top_probs]} for s in gen.steps]
+    layout = {"barmode": "group", "height": 340, "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+              "yaxis": {"title": {"text": labels["y"]}, "range": [0, 1.05]}, "legend": {"orientation": "h", "y": -0.4},
+              "xaxis": {"tickangle": -45}}
+    return {"key": key, "lang": lang, "labels": dict(labels), "steps": steps, "layout": layout,
+            "palette": list(PALETTE), "grey": GREY}
 
 
 def times_figure(gen: Generation, labels: dict[str, str]) -> go.Figure:

@@ -20,9 +20,11 @@ from lib.lessons.generate import Generation, generate
 from lib.lessons.loss import TextLoss, capture_loss
 from lib.model.tokens import readable_tokens
 from lib.serving.payload import pack_u16
-from ui.lessons.sampling.figures import GREY, plotly_text, step_figure, times_figure
+from ui.lessons.sampling.figures import GREY, steps_data, times_figure
 from ui.shell.cache import derived, get_capture, get_model, per_model
+from ui.shell import core
 from ui.shell.core import num, t
+from ui.views import browser
 from ui.views.export import modebar_config
 from ui.views.figures import PALETTE
 from ui.views.live_chart import live_chart
@@ -216,17 +218,17 @@ def generation_summary(gen: Generation) -> None:
     step_view(gen)
 
 
-@st.fragment
 def step_view(gen: Generation) -> None:
-    """One step's distribution, picked by a slider: the slider reruns this section alone (the
-    generation is the one the page found; its steps are a few kilobytes)."""
-    n = len(gen.steps)
-    # A slider needs two values; a step beyond a shorter new generation is reset by Streamlit to 1.
-    index = min(st.slider(t("sampling.gen.step"), 1, n, 1, key="sampling.gen_step") - 1, n - 1) if n > 1 else 0
-    s = gen.steps[index]
-    step_labels = labels("sampling.chart", "model", "final", "y")
-    step_labels["title"] = t("sampling.gen.step_title", step=num(index + 1), token=plotly_text(s.token), p=pct(s.prob))
-    live_chart(step_figure(gen, index, step_labels), key="sampling.step_chart")
+    """One step's distribution, picked by a slider answered in the browser (static/views/generation.js):
+    every step's candidates go with the generation, once."""
+    names = {"step": "sampling.gen.step", "title": "sampling.gen.step_title", "model": "sampling.chart.model",
+             "final": "sampling.chart.final", "y": "sampling.chart.y", "rank": "sampling.table.rank",
+             "token": "sampling.table.token", "table": "chart.as_table", "unavailable": "views.unavailable"}
+    key = browser.data_key(gen, core.lang())
+    data = steps_data(gen, {k: t(v) for k, v in names.items()}, core.lang(), key)
+    data["config"] = modebar_config("sampling.step_chart")
+    data["layout"]["separators"] = t("plot.separators")
+    browser.view("generation", "sampling.steps_view", data)
 
 
 @per_model
