@@ -54,7 +54,7 @@ SECONDS = {
     "tests/e2e/test_own_text.py": 146,
     "tests/e2e/test_replicas.py": 123,
     "tests/test_page_hub.py": 100,
-    "tests/e2e/test_classroom_links.py": 96,
+    "tests/e2e/test_direct_link.py": 96,
     "tests/e2e/test_progress.py": 96,
     "tests/e2e/test_addresses.py": 92,
     "tests/e2e/test_phone.py": 83,
@@ -76,7 +76,6 @@ SECONDS = {
     "tests/e2e/test_shared_computer.py": 43,
     "tests/e2e/test_share.py": 43,
     "tests/test_page_sampling.py": 39,
-    "tests/e2e/test_direct_link.py": 36,
     "tests/e2e/test_sampling.py": 36,
     "tests/e2e/test_italian.py": 34,
     "tests/test_classroom_store.py": 33,
@@ -166,3 +165,33 @@ def make_scheduler(config, log):
             self._assign_work_unit(node)
 
     return Plan(config, log)
+
+
+def run_times(junit: str) -> tuple[dict[str, float], dict[str, list[str]]]:
+    """Seconds per unit of a run, from its JUnit file (`--junitxml`), and each unit's test ids. A
+    test's time includes the session fixtures it was the first to ask for (a server's start, a
+    model's load, the walk, the image's build), as pytest counts it."""
+    import xml.etree.ElementTree as ET
+
+    seconds: dict[str, float] = {}
+    tests: dict[str, list[str]] = {}
+    for case in ET.parse(junit).iter("testcase"):
+        nodeid = case.get("classname", "").replace(".", "/") + ".py::" + case.get("name", "")
+        unit = unit_of(nodeid)
+        seconds[unit] = seconds.get(unit, 0.0) + float(case.get("time") or 0)
+        tests.setdefault(unit, []).append(nodeid)
+    return seconds, tests
+
+
+if __name__ == "__main__":
+    # Where a run's time went: `PYTEST_ADDOPTS=--junitxml=/tmp/run.xml make test`, then
+    # `.venv/bin/python -m tests.schedule /tmp/run.xml`: the longest units, for SECONDS above.
+    import sys
+
+    took, ids = run_times(sys.argv[1])
+    total = sum(took.values())
+    browser = sum(s for u, s in took.items() if is_browser(ids[u]))
+    print(f"{sum(map(len, ids.values()))} tests, {total:.0f} s of test time ({total / 3:.0f} s a worker on three); "
+          f"browser tests {browser:.0f} s ({100 * browser / total:.0f} %)")
+    for unit, s in sorted(took.items(), key=lambda kv: -kv[1])[:25]:
+        print(f"{s:6.0f}  {unit}")

@@ -43,12 +43,12 @@ class Run:
 
 # The latest class run (docs/performance.md, "Latest"): thirty learners at a reading pace on one 2-core
 # machine with two replicas behind nginx, every action's p95 within its goal, 0 failures; peak RSS of
-# the two replicas and their lens processes 3.44-3.48 GB in the three runs (the highest here).
-CLASS_RUN = Run(when="2026-12-07, 21:04-21:11 UTC", script="scripts/load_driver.py --learners 30 --think 5 15 "
-                "--replicas 2 --nginx", doc="docs/performance.md", learners=30, cores=2, replicas=2, peak_gb=3.48)
+# the two replicas and their lens processes 3.40-3.41 GB in the three runs (the highest here).
+CLASS_RUN = Run(when="2026-12-08, 00:13-00:21 UTC", script="scripts/load_driver.py --learners 30 --think 5 15 "
+                "--replicas 2 --nginx", doc="docs/performance.md", learners=30, cores=2, replicas=2, peak_gb=3.41)
 # One replica with both built-in models resident (docs/performance.md, "Memory").
-BOTH_MODELS_RUN = Run(when="2026-12-07, 20:52 UTC", script="scripts/bench_memory.py --both", doc="docs/performance.md",
-                      learners=0, cores=2, replicas=1, peak_gb=3.09)
+BOTH_MODELS_RUN = Run(when="2026-12-08, 00:26 UTC", script="scripts/bench_memory.py --both", doc="docs/performance.md",
+                      learners=0, cores=2, replicas=1, peak_gb=3.13)
 
 
 def word_count(markdown: str) -> int:
@@ -101,7 +101,7 @@ def learners_per_machine(run: Run = CLASS_RUN) -> int:
 def gb_per_replica(run: Run = CLASS_RUN) -> float:
     """A replica's share of a run's peak memory.
 
-    Example: gb_per_replica() -> 1.73
+    Example: gb_per_replica() -> 1.705
     """
     return run.peak_gb / run.replicas
 
