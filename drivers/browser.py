@@ -192,6 +192,23 @@ def offline_page(browser, request, external: list[str] | None = None, **context_
         context.close()
 
 
+@contextlib.contextmanager
+def learner_pages(browser, n: int, viewport: tuple[int, int] = (1280, 900)) -> Iterator[list]:
+    """`n` tracked pages, each in a browser context of its own (`n` learners, nothing shared between
+    them), closed at the end."""
+    width, height = viewport
+    contexts = [browser.new_context(viewport={"width": width, "height": height}, service_workers="block")
+                for _ in range(n)]
+    try:
+        pages = [c.new_page() for c in contexts]
+        for pg in pages:
+            track(pg)
+        yield pages
+    finally:
+        for c in contexts:
+            c.close()
+
+
 # --- script runs, as the websocket tells them ---------------------------------------
 
 class AppRuns:

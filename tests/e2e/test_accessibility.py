@@ -45,7 +45,7 @@ def test_document_language_follows_the_course_language(page, app_url):
 
 def test_every_page_passes_axe_wcag21_aa(italian_walk):
     """In Italian with the default model: read from the shared Italian walk, which ran axe on each page
-    at this page's size (1280 x 900), scrolled to its end. English is surveyed with the second model
+    at a laptop's size (1400 x 900), scrolled to its end. English is surveyed with the second model
     (test_every_page_with_gemma_passes_axe_wcag21_aa): each language and each model on every page."""
     _need_axe()
     found = italian_walk.axe
@@ -76,7 +76,7 @@ def test_no_page_scrolls_sideways_on_phones_and_tablets(italian_walk):
 def test_every_chart_has_an_accessible_name(italian_walk, path):
     """Every chart on the numbers lesson (st.plotly_chart) and on the attention lesson (the overview
     by st.plotly_chart, the live charts by ui.views.live_chart), scrolled to its end, is a figure a screen
-    reader announces by what it shows, in the course's language. (Read at 1280 x 900 in the shared
+    reader announces by what it shows, in the course's language. (Read at 1400 x 900 in the shared
     walk: Playwright's computed role "figure" and an accessible name of a word or more, per chart.)"""
     assert path in walk.NAMED
     found = italian_walk.names[path]

@@ -15,7 +15,7 @@ import pytest
 
 from lib.course import i18n
 from ui.shell.nav import LESSONS
-from drivers.browser import REPO, SERVER_WARM_TIMEOUT_MS, serve, settle, track
+from drivers.browser import REPO, SERVER_WARM_TIMEOUT_MS, learner_pages, serve, settle
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -25,12 +25,7 @@ LINKS = [("attention", "en"), ("position", "it"), ("block", "en"), ("sampling", 
 def test_a_class_opens_lesson_links_on_a_fresh_server_and_each_gets_the_whole_app(browser):
     from playwright.sync_api import expect
 
-    contexts = [browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
-                for _ in LINKS]
-    try:
-        pages = [c.new_page() for c in contexts]
-        for pg in pages:
-            track(pg)
+    with learner_pages(browser, len(LINKS)) as pages:
         with serve(REPO / "app.py") as url:  # a fresh server: no st.navigation has run yet
             # Start every navigation before waiting on any (page.goto would wait for each in turn).
             for pg, (lesson, lang) in zip(pages, LINKS):
@@ -54,6 +49,3 @@ def test_a_class_opens_lesson_links_on_a_fresh_server_and_each_gets_the_whole_ap
                 links = [t.strip().splitlines()[-1] for t in nav.locator("a").all_inner_texts()]
                 assert links[:len(titles)] == titles, f"learner {i} ({lesson}, {lang}) got the navigation {links}"
                 assert pg.locator('[data-testid="stException"]').count() == 0
-    finally:
-        for c in contexts:
-            c.close()

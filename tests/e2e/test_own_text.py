@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from lib.course import i18n
-from drivers.browser import APP_TIMEOUT_MS, click, goto, runs_of, settle, track
+from drivers.browser import APP_TIMEOUT_MS, click, goto, learner_pages, runs_of, settle
 
 pytestmark = pytest.mark.e2e
 
@@ -23,12 +23,8 @@ def test_each_learner_sees_only_their_own_text(browser, app_url):
     from playwright.sync_api import expect
 
     en = i18n.ui("en")
-    contexts = [browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
-                for _ in TEXTS]
-    try:
-        pages = [c.new_page() for c in contexts]
+    with learner_pages(browser, len(TEXTS)) as pages:
         for pg in pages:
-            track(pg)
             goto(pg, f"{app_url}/?lang=en", en["lesson.numbers.title"])
         boxes = [pg.locator('[data-testid="stSidebar"] textarea').first for pg in pages]
         marks = []
@@ -48,6 +44,3 @@ def test_each_learner_sees_only_their_own_text(browser, app_url):
             replay = pg.locator('[data-testid="tokenization.real.chips"]')
             expect(replay.locator(".tok-chip")).to_have_count(len(text.encode()), timeout=APP_TIMEOUT_MS)
             assert pg.locator('[data-testid="stException"]').count() == 0
-    finally:
-        for c in contexts:
-            c.close()

@@ -1,7 +1,7 @@
 """One walk through every page of the navigation in Italian, shared by the browser tests that only read it.
 
 Four tests each went through every page in Italian from the sidebar's links, scrolled to its end,
-only to read what was drawn: axe's WCAG rules at 1280 x 900 (test_accessibility.py), the charts'
+only to read what was drawn: axe's WCAG rules at 1400 x 900 (test_accessibility.py), the charts'
 accessible names on lesson 1 and the attention lesson (test_accessibility.py), no sideways scroll
 on a phone and a tablet (test_accessibility.py) and no chart text overlapping or overflowing on a
 laptop and a phone (test_chart_layout.py). Opening a page costs Chromium 6-10 s of drawing, so
@@ -11,8 +11,8 @@ each scrolled to its end at that size (every chart drawn on approach drawn), mea
 - `italian(browser, app_url) -> Walk`: the walk, as plain data (see `Walk`). The `italian_walk`
   fixture (tests/e2e/conftest.py) runs it once per session, when the first test asks.
 
-The order at each page: 1280 x 900 (axe, the charts' names), then 1400 x 900, 390 x 844 and
-768 x 1024; back to 1280 x 900 before the next page's link. Nothing is clicked but the sidebar's
+The order at each page: 1400 x 900 (axe, the charts' names, the page's text, the charts' layout on
+a laptop), then 390 x 844 and 768 x 1024; back to 1400 x 900 before the next page's link. Nothing is clicked but the sidebar's
 links and nothing is typed: the page is only read.
 """
 
@@ -45,7 +45,8 @@ _CHARTS_AT_REST = """(timeout) => new Promise(resolve => {
   frame();
 })"""
 
-SIZES = {"desktop": (1280, 900), "laptop": (1400, 900), "phone": (390, 844), "tablet": (768, 1024)}
+SIZES = {"laptop": (1400, 900), "phone": (390, 844), "tablet": (768, 1024)}
+READ = "laptop"  # the size at which axe, the charts' names and the page's text are read (the first)
 NAMED = ("", "attention")  # the pages whose charts' accessible names are read
 
 
@@ -53,13 +54,13 @@ NAMED = ("", "attention")  # the pages whose charts' accessible names are read
 class Walk:
     """What the walk found, by page path ("" is lesson 1) and size name (see `SIZES`).
 
-    - `axe`: axe's WCAG 2.1 A/AA violations at 1280 x 900, keyed "it/<page id>" as axe.survey keys
+    - `axe`: axe's WCAG 2.1 A/AA violations at 1400 x 900, keyed "it/<page id>" as axe.survey keys
       them; empty when static/vendor/axe.min.js is missing.
     - `charts[(path, size)]`: the charts drawn; `clashes[(path, size)]`: chart_boxes.clashes.
     - `sideways[(path, size)]`: axe.sideways (px the document and the main container scroll sideways).
-    - `names[path]` (for `NAMED`): the visible charts' aria-labels at 1280 x 900, and the role or
+    - `names[path]` (for `NAMED`): the visible charts' aria-labels at 1400 x 900, and the role or
       accessible-name checks that failed (Playwright's own computed role and name).
-    - `texts[path]`: the page's whole text (`document.body.innerText`) at 1280 x 900, scrolled to its
+    - `texts[path]`: the page's whole text (`document.body.innerText`) at 1400 x 900, scrolled to its
       end (every section computed on approach drawn).
     - `external`: requests the page tried outside this machine (all aborted).
     """
@@ -97,7 +98,7 @@ def italian(browser, app_url: str, timeout: int = SERVER_WARM_TIMEOUT_MS) -> Wal
     server computes it, hence the warm-up's timeout."""
     walk = Walk()
     with_axe = axe.vendored()
-    width, height = SIZES["desktop"]
+    width, height = SIZES[READ]
     with offline_page(browser, None, external=walk.external, viewport={"width": width, "height": height}) as page:
         goto(page, f"{app_url}/?lang=it", i18n.ui("it")["lesson.numbers.title"], timeout=timeout)
         for i, path in enumerate(axe.pages()):
@@ -111,7 +112,7 @@ def italian(browser, app_url: str, timeout: int = SERVER_WARM_TIMEOUT_MS) -> Wal
                 # margins: on a busy machine that takes several frames. Measured once the charts'
                 # text boxes stay where they are from one frame to the next.
                 page.evaluate(_CHARTS_AT_REST, min(timeout, REST_MS))
-                if name == "desktop":
+                if name == READ:
                     if with_axe:
                         walk.axe[f"it/{path or axe.nav_first()}"] = axe.violations(page)
                     if path in NAMED:
