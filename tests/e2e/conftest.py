@@ -16,7 +16,7 @@ Fixtures
   127.0.0.1/localhost is aborted and recorded; a test that attempted any fails,
   listing them (the classroom has no internet: a CDN left anywhere shows here).
 - `italian_walk`: what one walk through every page in Italian, each scrolled to its end at
-  four sizes, found (tests/e2e/walk.py); run once per session for the tests that only read it.
+  three sizes, found (tests/e2e/walk.py); run once per session for the tests that only read it.
 """
 
 from __future__ import annotations
